@@ -1,0 +1,97 @@
+"""Time every figure's update against a naive rebuild, and the book's cold and warm builds.
+
+An update is what a reader's drag costs: set a control, the artists are updated in
+place, and the PNG the widget shows is rendered. The naive version of the same
+figure builds a new matplotlib figure with all its axes on every change and renders
+it. Both are timed over the same sequence of control values.
+
+    python benchmarks/figures.py               # figures only
+    python benchmarks/figures.py --book        # and the book: cold (cache cleared) and warm
+    python benchmarks/figures.py --repeats 60  # more updates per figure
+
+Target (issue 2): p50 <= 30 ms per figure on a 2-core machine, and at least 3x
+faster than the naive rebuild.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+
+import matplotlib
+import numpy as np
+
+matplotlib.use("Agg")
+
+from memkit import figures  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def control_values(control, count):
+    """A cycle of ``count`` values that differ from one step to the next."""
+    if hasattr(control, "options") and not hasattr(control, "max"):
+        options = [o[1] if isinstance(o, tuple) else o for o in control.options]
+    else:
+        options = list(np.linspace(control.min, control.max, 9))
+        options = [type(control.value)(v) for v in options]
+        options = list(dict.fromkeys(options))
+    return [options[i % len(options)] for i in range(count)]
+
+
+def time_figure(figure_id, repeats):
+    live = figures.get(figure_id)
+    name, control = next(iter(live.controls.items()))
+    values = control_values(control, repeats + 1)
+    live.png()  # warm the renderer
+    update, naive = [], []
+    for value in values[1:]:
+        start = time.perf_counter()
+        control.value = value
+        live.png()
+        update.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        figures.get(figure_id, **{name: value}).png()
+        naive.append(time.perf_counter() - start)
+    return name, np.array(update) * 1e3, np.array(naive) * 1e3
+
+
+def time_book():
+    jb = pathlib.Path(sys.executable).with_name("jupyter-book")
+    shutil.rmtree(ROOT / "_build", ignore_errors=True)
+    times = {}
+    for label in ("cold", "warm"):
+        start = time.perf_counter()
+        subprocess.run([str(jb), "build", str(ROOT), "-W", "--keep-going", "-q"], check=True,
+                       cwd=ROOT, capture_output=True)
+        times[label] = time.perf_counter() - start
+    return times
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=40)
+    parser.add_argument("--book", action="store_true", help="also time a cold and a warm book build")
+    args = parser.parse_args()
+    print(f"{'figure':24} {'control':10} {'update p50':>10} {'p95':>7} {'naive p50':>10} {'p95':>7} {'speed-up':>9}")
+    worst = []
+    for figure_id in figures.ids():
+        name, update, naive = time_figure(figure_id, args.repeats)
+        p50, p95 = np.percentile(update, [50, 95])
+        n50, n95 = np.percentile(naive, [50, 95])
+        ratio = n50 / p50
+        worst.append((p50 <= 30 and ratio >= 3, figure_id))
+        print(f"{figure_id:24} {name:10} {p50:8.1f}ms {p95:5.1f}ms {n50:8.1f}ms {n95:5.1f}ms {ratio:8.1f}x")
+    missed = [f for ok, f in worst if not ok]
+    print("target (p50 <= 30 ms, >= 3x): " + ("met by every figure" if not missed else "missed by " + ", ".join(missed)))
+    if args.book:
+        times = time_book()
+        print(f"book build: cold {times['cold']:.0f} s, warm {times['warm']:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""The registry of the course's interactive figures.
+
+Each module of this package (other than ``base``) holds one figure and names its
+class ``FIGURE``; the module's name is the figure's id with ``_`` for ``-``::
+
+    from memkit import figures
+    fig = figures.get("recall-noise")       # default state, no display needed
+    fig.controls["M"].value = 40            # redraws synchronously
+    fig.caption                             # the one-line reading of the state now
+    fig.figure                              # the matplotlib Figure
+    fig.widget()                            # the box to display in Jupyter
+    figures.ids()                           # every registered id
+
+In a chapter the last line of a cell, ``figures.get(id)``, displays the figure:
+live in JupyterLab, as a picture of its state in the HTML and PDF books.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from memkit.figures.base import InteractiveFigure
+
+__all__ = ["InteractiveFigure", "get", "ids"]
+
+
+def ids() -> list[str]:
+    """Every registered figure id, sorted."""
+    names = (m.name for m in pkgutil.iter_modules(__path__) if m.name != "base")
+    return sorted(name.replace("_", "-") for name in names)
+
+
+def get(figure_id: str, **state) -> InteractiveFigure:
+    """A new figure ``figure_id`` in its default state, or with the given control values."""
+    known = ids()
+    if figure_id not in known:
+        raise KeyError(f"no figure {figure_id!r}; registered figures: {', '.join(known)}")
+    module = importlib.import_module(f"memkit.figures.{figure_id.replace('-', '_')}")
+    return module.FIGURE(**state)

@@ -1,0 +1,166 @@
+"""The figure protocol: a pure computation, a drawing updated in place, a widget.
+
+Every figure of the course subclasses :class:`InteractiveFigure` and supplies
+
+* ``make_controls()``: the ipywidgets controls, a dict name -> widget;
+* ``compute(**state)``: the numbers the figure plots, from the control values
+  (pure: no matplotlib, tested on its own);
+* ``build(figure)``: create the matplotlib artists once, and register with
+  ``self.dynamic(...)`` every artist that ``draw`` changes;
+* ``draw(data)``: update those artists' data (``set_data``, ``set_height`` ...);
+* ``describe(data)``: the one-line reading of the current state.
+
+A change of any control recomputes, updates the artists in place, rewrites the
+reading and, when the widget is displayed, re-renders its PNG. Rendering blits:
+the static part of the figure (axes, ticks, labels, fixed artists) is drawn once
+and cached, and each update draws only the dynamic artists over that background. The figure is a
+plain Agg ``matplotlib.figure.Figure`` (no pyplot, no global state), so it works
+headless. In a notebook the figure displays as one bundle that holds both the live
+widget and a PNG of its state: JupyterLab shows the widget, while the HTML and
+PDF builds of the book pick the picture.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import Any
+
+import ipywidgets as widgets
+from matplotlib import rc_context
+from matplotlib.artist import Artist
+from PIL import Image
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from memkit import style
+
+
+class InteractiveFigure:
+    """Base class of every course figure; see the module docstring for the contract."""
+
+    #: registry id, as in seed/FIGURES.md
+    id: str = ""
+    #: chapter the figure belongs to
+    chapter: str = ""
+    #: figure size in inches
+    size: tuple[float, float] = (7.0, 3.0)
+
+    def __init__(self, **state: Any) -> None:
+        self.controls: dict[str, widgets.ValueWidget] = self.make_controls()
+        unknown = set(state) - set(self.controls)
+        if unknown:
+            raise ValueError(
+                f"figure {self.id!r} has no control named {sorted(unknown)};"
+                f" its controls are {sorted(self.controls)}"
+            )
+        for name, value in state.items():
+            self.controls[name].value = value
+        self._dynamic: list[Artist] = []
+        with rc_context(style.RC):
+            self.figure = Figure(figsize=self.size, dpi=style.DPI)
+            FigureCanvasAgg(self.figure)
+            self.build(self.figure)
+            self._reading = self.figure.text(
+                0.5, 0.015, "", ha="center", va="bottom", fontsize=9, color=style.INK
+            )
+        self._reading.set_animated(True)
+        self.figure.canvas.draw()  # the static background, without the dynamic artists
+        self._background = self.figure.canvas.copy_from_bbox(self.figure.bbox)
+        self._image: widgets.Image | None = None
+        self._label: widgets.HTML | None = None
+        self._box: widgets.Box | None = None
+        self.data: Any = None
+        self._caption = ""
+        self.update()
+        for control in self.controls.values():
+            control.observe(self._on_change, names="value")
+
+    # -- to be supplied by each figure -------------------------------------------------
+    def make_controls(self) -> dict[str, widgets.ValueWidget]:
+        raise NotImplementedError
+
+    def compute(self, **state: Any) -> Any:
+        raise NotImplementedError
+
+    def build(self, figure: Figure) -> None:
+        raise NotImplementedError
+
+    def draw(self, data: Any) -> None:
+        raise NotImplementedError
+
+    def describe(self, data: Any) -> str:
+        raise NotImplementedError
+
+    # -- the protocol ----------------------------------------------------------------
+    def dynamic(self, *artists):
+        """Register artists (or lists/containers of artists) that ``draw`` updates."""
+        for item in artists:
+            if isinstance(item, Artist):
+                item.set_animated(True)
+                self._dynamic.append(item)
+            else:
+                self.dynamic(*item)
+        return artists[0] if len(artists) == 1 else artists
+
+    def state(self) -> dict[str, Any]:
+        """The current value of every control."""
+        return {name: control.value for name, control in self.controls.items()}
+
+    @property
+    def caption(self) -> str:
+        """The one-line reading of the current state."""
+        return self._caption
+
+    def update(self) -> None:
+        """Recompute from the controls and update the artists, the reading and the image."""
+        self.data = self.compute(**self.state())
+        self.draw(self.data)
+        self._caption = self.describe(self.data)
+        self._reading.set_text(self._caption)
+        if self._image is not None:
+            self._image.value = self.png(with_reading=False)
+            self._label.value = self._caption
+
+    def _on_change(self, _change: dict) -> None:
+        self.update()
+
+    def png(self, with_reading: bool = True) -> bytes:
+        """The figure in its current state as PNG bytes, its reading drawn under it.
+
+        The live widget shows the reading as text beside the picture instead
+        (``with_reading=False``): drawing a long line of text costs matplotlib more
+        than the rest of an update.
+        """
+        canvas = self.figure.canvas
+        canvas.restore_region(self._background)
+        for artist in self._dynamic + ([self._reading] if with_reading else []):
+            self.figure.draw_artist(artist)
+        width, height = canvas.get_width_height()
+        image = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        buffer = io.BytesIO()
+        image.save(buffer, format="png", compress_level=1)
+        return buffer.getvalue()
+
+    def widget(self) -> widgets.Box:
+        """The controls, the live picture and its one-line reading, in one box."""
+        if self._box is None:
+            self._image = widgets.Image(value=self.png(with_reading=False), format="png")
+            self._label = widgets.HTML(value=self._caption)
+            controls = widgets.HBox(
+                list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")
+            )
+            self._box = widgets.VBox([controls, self._image, self._label])
+        return self._box
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        bundle = self.widget()._repr_mimebundle_(include=include, exclude=exclude) or {}
+        if isinstance(bundle, tuple):  # (data, metadata) form
+            bundle = bundle[0]
+        bundle = dict(bundle)
+        bundle["image/png"] = base64.b64encode(self.png()).decode("ascii")
+        bundle["text/plain"] = f"<{self.id}: {self.caption}>"
+        return bundle
+
+    def __repr__(self) -> str:
+        return f"<figure {self.id!r}: {self.caption}>"

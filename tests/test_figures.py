@@ -1,0 +1,101 @@
+"""The figure contract of DESIGN.md, for every registered figure."""
+
+import base64
+import io
+
+import ipywidgets as widgets
+import numpy as np
+import pytest
+from PIL import Image
+
+from memkit import figures
+
+ALL = figures.ids()
+
+
+def three_values(control):
+    """Three distinct values for a control, none equal to its current value."""
+    if isinstance(control, (widgets.ToggleButtons, widgets.Dropdown, widgets.RadioButtons)):
+        options = [o[1] if isinstance(o, tuple) else o for o in control.options]
+        values = [o for o in options if o != control.value]
+    else:
+        lo, hi = control.min, control.max
+        candidates = np.linspace(lo, hi, 7)
+        if isinstance(control, widgets.IntSlider):
+            candidates = np.unique(np.round(candidates).astype(int))
+        values = [type(control.value)(c) for c in candidates if c != control.value]
+        values = [values[0], values[len(values) // 2], values[-1]]
+    assert len(values) >= 3 or len(values) == len(set(values)), control
+    return values[:3]
+
+
+def pixels(fig):
+    """The picture a reader sees: the figure's PNG, decoded."""
+    return np.asarray(Image.open(io.BytesIO(fig.png())))
+
+
+def test_registry_lists_the_figures_of_the_chapters_written():
+    for figure_id in ["matvec-two-readings", "matmul-four-readings", "outer-product-sum",
+                      "svd-truncation", "recall-noise"]:
+        assert figure_id in ALL
+
+
+def test_unknown_id_names_the_known_ones():
+    with pytest.raises(KeyError, match="recall-noise"):
+        figures.get("no-such-figure")
+
+
+def test_unknown_control_is_refused():
+    with pytest.raises(ValueError, match="no control named"):
+        figures.get(ALL[0], not_a_control=3)
+
+
+@pytest.mark.parametrize("figure_id", ALL)
+def test_every_control_changes_picture_and_reading(figure_id):
+    fig = figures.get(figure_id)
+    assert fig.caption, "a figure must have a reading in its default state"
+    axes_before = list(fig.figure.axes)
+    artists_before = [len(ax.get_children()) for ax in axes_before]
+    for name, control in fig.controls.items():
+        seen_captions, seen_pixels = {fig.caption}, [pixels(fig)]
+        for value in three_values(control):
+            control.value = value  # redraws synchronously
+            assert fig.caption not in seen_captions, f"{name}={value!r} left the reading unchanged"
+            picture = pixels(fig)
+            assert all(not np.array_equal(picture, p) for p in seen_pixels), (
+                f"{name}={value!r} left the picture unchanged"
+            )
+            seen_captions.add(fig.caption)
+            seen_pixels.append(picture)
+    # artists are updated in place: same axes, same number of artists
+    assert fig.figure.axes == axes_before
+    assert [len(ax.get_children()) for ax in fig.figure.axes] == artists_before
+
+
+@pytest.mark.parametrize("figure_id", ALL)
+def test_display_bundle_holds_widget_and_picture(figure_id):
+    fig = figures.get(figure_id)
+    bundle = fig._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    png = base64.b64decode(bundle["image/png"])
+    assert png.startswith(b"\x89PNG")
+    box = fig.widget()
+    assert isinstance(box, widgets.Box)
+    image, label = box.children[-2:]
+    first, first_reading = image.value, label.value
+    assert first_reading == fig.caption
+    name, control = next(iter(fig.controls.items()))
+    control.value = three_values(control)[-1]
+    assert image.value != first, "the live picture must follow the controls"
+    assert label.value == fig.caption != first_reading
+
+
+@pytest.mark.parametrize("figure_id", ALL)
+def test_default_state_can_be_given(figure_id):
+    default = figures.get(figure_id)
+    name, control = next(iter(default.controls.items()))
+    value = three_values(control)[0]
+    fig = figures.get(figure_id, **{name: value})
+    assert fig.controls[name].value == value
+    default.controls[name].value = value
+    assert fig.caption == default.caption
