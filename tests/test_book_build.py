@@ -1,0 +1,57 @@
+"""Build the HTML book (strict, executing every chapter) and read what it shows."""
+
+import html
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+HTML = ROOT / "_build" / "html"
+JB = pathlib.Path(sys.executable).with_name("jupyter-book")
+
+
+@pytest.fixture(scope="module")
+def built_book():
+    result = subprocess.run(
+        [str(JB), "build", str(ROOT), "--builder", "html", "-W", "--keep-going"],
+        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"},
+    )
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-6000:]
+    return HTML
+
+
+def page(built, name):
+    return (built / "book" / f"{name}.html").read_text()
+
+
+def test_landing_page_and_chapters_are_built(built_book):
+    for name in ["index", "ch01-matrix-vector", "ch02-matrix-matrix"]:
+        assert (built_book / "book" / f"{name}.html").exists()
+
+
+FIGURE_CELL = re.compile(r'figures\.get\(\s*"([a-z0-9-]+)"')
+
+
+@pytest.mark.parametrize("chapter", sorted(p.stem for p in (ROOT / "book").glob("*.md")))
+def test_each_figure_is_a_picture_not_a_widget_dump(built_book, chapter):
+    source = (ROOT / "book" / f"{chapter}.md").read_text()
+    wanted = FIGURE_CELL.findall(source)
+    text = page(built_book, chapter)
+    # one image output per figure cell
+    outputs = re.findall(r'<div class="cell_output docutils container">(.*?)</div>\s*</div>', text, re.S)
+    images = [o for o in outputs if "<img" in o]
+    assert len(images) >= len(wanted)
+    plain = html.unescape(re.sub(r"<[^>]+>", " ", text))
+    assert "widget-view+json" not in text
+    assert "VBox(" not in plain and "IntSlider(" not in plain and "<figure " not in plain
+
+
+def test_no_cell_printed_an_error(built_book):
+    for chapter in (ROOT / "book").glob("*.md"):
+        text = page(built_book, chapter.stem)
+        assert "Traceback (most recent call last)" not in text, chapter.name
+        assert 'class="output stderr"' not in text, chapter.name
