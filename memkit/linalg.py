@@ -4,7 +4,7 @@ Chapter 1 reads a matrix-vector product by rows (detectors) and by columns
 (contents); Chapter 2 reads a matrix-matrix product four ways (entry, row,
 column, outer), counts rank as a number of outer products and keeps the first
 terms of the SVD (Eckart-Young, Derivation D4); Appendix A defines the
-orthogonal projection onto a column space.
+orthogonal projection onto a column space and the whitening matrix.
 
 Each reading is computed the way it reads, so that a figure can show the
 intermediate pieces; all of them agree with ``A @ B`` to rounding.
@@ -31,6 +31,7 @@ __all__ = [
     "svd_energy",
     "discarded_energy",
     "projection",
+    "whitening_matrix",
     "random_rank_r",
     "EckartYoungTrial",
     "eckart_young_trial",
@@ -202,6 +203,28 @@ def projection(A):
     """
     A = as_matrix(A, "A")
     return A @ np.linalg.pinv(A)
+
+
+def whitening_matrix(C):
+    """Symmetric inverse square root ``C^{-1/2}`` of a second-moment matrix.
+
+    Appendix A (whitening): if ``C = E[x x^T]``, the vectors ``C^{-1/2} x`` have
+    second moment ``I``: uncorrelated and of unit size in every direction.
+    Computed from the eigendecomposition ``C = U diag(lambda) U^T`` as
+    ``U diag(lambda^{-1/2}) U^T``. ``C`` (d, d) symmetric positive definite
+    -> (d, d) symmetric.
+    """
+    C = as_matrix(C, "C")
+    if C.shape[0] != C.shape[1]:
+        raise ValueError(f"C must be a square matrix of shape (d, d), got {C.shape}")
+    if not np.allclose(C, C.T):
+        raise ValueError("C must be symmetric (a second-moment matrix)")
+    eigenvalues, U = np.linalg.eigh(C)
+    if eigenvalues[0] <= C.shape[0] * np.finfo(float).eps * max(eigenvalues[-1], 0.0):
+        raise ValueError(
+            f"C must be positive definite, its smallest eigenvalue is {eigenvalues[0]:.3g}"
+        )
+    return (U / np.sqrt(eigenvalues)) @ U.T
 
 
 def random_rank_r(m, n, r, seed):

@@ -122,6 +122,26 @@ def test_projection_properties(rng):
     assert np.trace(linalg.projection(dependent)) == pytest.approx(3)
 
 
+def test_whitening_matrix_gives_unit_second_moment(rng):
+    X = rng.standard_normal((500, 4)) @ rng.standard_normal((4, 4))
+    C = X.T @ X / len(X)
+    S = linalg.whitening_matrix(C)
+    np.testing.assert_allclose(S, S.T, atol=1e-12)
+    np.testing.assert_allclose(S @ C @ S, np.eye(4), atol=1e-10)
+    np.testing.assert_allclose(S @ S, np.linalg.inv(C), atol=1e-10)
+    Z = X @ S
+    np.testing.assert_allclose(Z.T @ Z / len(Z), np.eye(4), atol=1e-10)
+
+
+def test_whitening_matrix_rejects_what_has_no_inverse_square_root():
+    with pytest.raises(ValueError, match="positive definite"):
+        linalg.whitening_matrix(np.diag([1.0, 0.0]))
+    with pytest.raises(ValueError, match="symmetric"):
+        linalg.whitening_matrix(np.array([[1.0, 0.5], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="square"):
+        linalg.whitening_matrix(np.ones((2, 3)))
+
+
 def test_shape_errors_name_the_argument(rng):
     A = rng.standard_normal((3, 4))
     with pytest.raises(ValueError, match="B"):
