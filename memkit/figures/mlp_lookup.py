@@ -76,7 +76,7 @@ class MlpLookup(InteractiveFigure):
     compute = staticmethod(mlp_lookup)
 
     def make_controls(self):
-        return {"t": widgets.IntSlider(value=40, min=0, max=355, step=5, description="input angle t°")}
+        return {"t": widgets.IntSlider(value=40, min=0, max=355, step=5, description="input t°")}
 
     def build(self, figure):
         self.ax_keys, self.ax_scores, self.ax_out = figure.subplots(

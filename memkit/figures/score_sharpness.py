@@ -92,19 +92,19 @@ class ScoreSharpness(InteractiveFigure):
         # the M - 1 other memories spread evenly over the panel, thinner as they get more;
         # each panel's bars are one line, broken by NaN between the bars
         positions = np.repeat(np.arange(1, M) / M, 3)
-        heights = np.zeros((M - 1, 3))
-        heights[:, 2] = np.nan
+        bottoms, breaks = np.zeros(M - 1), np.full(M - 1, np.nan)
         width = float(np.clip(150 / M, 0.6, 6.0))
         for leaks, weights, text, ratio in zip(self.leaks, data["weights"], self.ratio_texts,
                                                data["ratios"]):
-            heights[:, 1] = weights[1:]
-            leaks.set_data(positions, heights.ravel())
+            leaks.set_data(positions, np.column_stack([bottoms, weights[1:], breaks]).ravel())
             leaks.set_linewidth(width)
             text.set_text(f"{ratio:.2f}")
 
     def describe(self, data):
-        ratios = ", ".join(f"{ratio:.2f} {name}" for (name, _, _), ratio in zip(PANELS, data["ratios"]))
-        return f"M = {data['M']}: interference/signal {ratios}"
+        # the two ends of the ladder; the panels show all four
+        (first, _, _), (last, _, _) = PANELS[0], PANELS[-1]
+        ratios = data["ratios"]
+        return f"M = {data['M']}: interference/signal {ratios[0]:.2f} {first}, {ratios[-1]:.2f} {last}"
 
 
 FIGURE = ScoreSharpness

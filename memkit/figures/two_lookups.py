@@ -84,7 +84,7 @@ def lookups(prompt: str) -> dict:
 
 
 @functools.lru_cache(maxsize=None)
-def _word(word: str, weight: str = "normal") -> tuple[Path, float, float]:
+def _word(word: str, weight: str) -> tuple[Path, float, float]:
     """The outline of a word at FONT_SIZE in inches, with its left and right ends.
 
     Words are drawn as filled outlines in one collection: matplotlib renders a text
@@ -102,16 +102,17 @@ def _centred(word: str, x: float, y: float, weight: str = "normal") -> Path:
 
 
 def _box_width(word: str) -> float:
-    _, left, right = _word(word)
+    _, left, right = _word(word, "normal")
     return max(right - left + PAD, MIN_BOX)
 
 
-FACE = {
+PAPER = style.RC["figure.facecolor"]
+BOX_FACE = {
     "prediction": to_rgba(style.QUERY, 0.9),
     "read": to_rgba(style.KEY, 0.9),
     "other": to_rgba(style.NEUTRAL, 0.18),
 }
-INK = {"prediction": "white", "read": "white", "other": style.INK}
+WORD_COLOUR = {"prediction": PAPER, "read": PAPER, "other": style.INK}
 
 
 def _box(ax, **kwargs):
@@ -138,7 +139,7 @@ class TwoLookups(InteractiveFigure):
         ax.set_ylim(0, HEIGHT)
         ax.axis("off")
         self.boxes = [_box(ax, ec="none") for _ in range(MAX_TOKENS)]
-        self.next_box = _box(ax, fc="white", ec=style.QUERY, ls="--")
+        self.next_box = _box(ax, fc=PAPER, ec=style.QUERY, ls="--")
         self.next_arrow = ax.arrow(0, 0, 1, 0, color=style.NEUTRAL, **ARROW)
         self.arcs = LineCollection([], colors=style.KEY, linewidths=1.6)
         ax.add_collection(self.arcs)
@@ -151,12 +152,17 @@ class TwoLookups(InteractiveFigure):
         self.weight_arrow = ax.arrow(0, 0, 0, 1, color=style.VALUE, **ARROW)
         for left, label, role in ((0.2, "the prediction is made here", "prediction"),
                                   (2.8, "attention reads it from the context (fast memory)", "read")):
-            ax.add_patch(FancyBboxPatch((left, 2.15), 0.2, 0.15, fc=FACE[role], ec="none",
+            ax.add_patch(FancyBboxPatch((left, 2.15), 0.2, 0.15, fc=BOX_FACE[role], ec="none",
                                         boxstyle="round,pad=0,rounding_size=0.04"))
             ax.text(left + 0.3, 2.225, label, va="center", color=style.INK)
         ax.text(WIDTH - 0.08, 0.0, "illustration, not a measurement", ha="right", va="bottom",
                 color=style.NEUTRAL, fontsize=8, style="italic")
-        # every word on the picture (tokens, next token, fact): one collection of outlines
+        # every word on the picture (tokens, next token, fact): one collection of outlines,
+        # each made once, here, so that no change of prompt waits for one
+        for example in EXAMPLES.values():
+            for word in example.tokens + (example.fact,):
+                _word(word, "normal")
+            _word(example.next_token, "bold")
         self.words = PathCollection([], edgecolors="none", transform=ax.transData)
         ax.add_collection(self.words)
         self.dynamic(self.boxes, self.next_arrow, self.next_box, self.arcs, self.arc_end,
@@ -175,7 +181,7 @@ class TwoLookups(InteractiveFigure):
             if i < len(tokens):
                 box.set_x(lefts[i])
                 box.set_width(widths[i])
-                box.set_facecolor(FACE[roles[i]])
+                box.set_facecolor(BOX_FACE[roles[i]])
         right = lefts[-1] + widths[-1]
         self.next_arrow.set_data(x=right + 0.04, y=middle, dx=ARROW_GAP - 0.08, dy=0)
         self.next_box.set_x(right + ARROW_GAP)
@@ -186,17 +192,16 @@ class TwoLookups(InteractiveFigure):
             + [_centred(data["next_token"], right + ARROW_GAP + next_width / 2, middle, "bold"),
                _centred(data["fact"], x + width / 2, y + height / 2)]
         )
-        self.words.set_facecolors([INK[role] for role in roles] + [style.QUERY, style.VALUE])
-        # an arc from the top of each token read to the top of the prediction token
+        self.words.set_facecolors([WORD_COLOUR[role] for role in roles] + [style.QUERY, style.VALUE])
+        # a parabola from the top of each token read to the top of the prediction token,
+        # higher the farther it reaches
         top, target = ROW_Y + BOX_H + 0.03, centres[-1]
-        arcs = []
-        for i, role in enumerate(data["roles"]):
-            if role == "read":
-                s = np.linspace(0, 1, 24)
-                lift = 0.2 + 0.07 * (target - centres[i])
-                arcs.append(np.stack([centres[i] + (target - centres[i]) * s,
-                                      top + 4 * lift * s * (1 - s)], 1))
-        self.arcs.set_segments(arcs)
+        s = np.linspace(0, 1, 24)
+        self.arcs.set_segments([
+            np.stack([centre + (target - centre) * s,
+                      top + 4 * (0.2 + 0.07 * (target - centre)) * s * (1 - s)], 1)
+            for centre, role in zip(centres, roles) if role == "read"
+        ])
         self.arc_end.set_data([target], [top + 0.04])
         start = x + width / 2
         self.weight_arrow.set_data(x=start, y=y + height, dx=target - start,
