@@ -19,10 +19,10 @@ B = np.array([[0.5, 1.0, -1.0, 2.0], [-1.0, 0.0, 1.5, 0.5], [1.0, -0.5, 0.5, -1.
 
 READINGS = ("entry", "row", "column", "outer")
 FORMULAS = {
-    "entry": "C_ij = a_iᵀ b_j",
-    "row": "C_i· = Σ_k A_ik ρ_kᵀ",
-    "column": "C_·j = Σ_k B_kj α_k",
-    "outer": "C = Σ_k α_k ρ_kᵀ",
+    "entry": r"$C_{ij} = a_i^\top b_j$",
+    "row": r"$C_{i\cdot} = \sum_k A_{ik} \rho_k^\top$",
+    "column": r"$C_{\cdot j} = \sum_k B_{kj} \alpha_k$",
+    "outer": r"$C = \sum_k \alpha_k \rho_k^\top$",
 }
 
 
@@ -100,15 +100,23 @@ class MatmulFourReadings(InteractiveFigure):
             outline = Rectangle((0, 0), 1, 1, fill=False, lw=2.5, ec=style.QUERY)
             ax.add_patch(outline)
             self.outlines.append(outline)
-        self.formula = figure.text(0.5, 0.90, "", ha="center", fontsize=10, color=style.INK)
-        self.dynamic(self.outlines, self.formula)
+        # the four formulas are static; a frame (dynamic) marks the current one
+        self.formulas = {
+            name: figure.text((i + 0.5) / 4, 0.92, f"{name}: {FORMULAS[name]}", ha="center",
+                              va="center", fontsize=8.5, color=style.INK)
+            for i, name in enumerate(READINGS)
+        }
+        self.frame = Rectangle((0, 0.85), 0.24, 0.135, transform=figure.transFigure, fill=False,
+                               lw=1.5, ec=style.QUERY)
+        figure.add_artist(self.frame)
+        self.dynamic(self.outlines, self.frame)
 
     def draw(self, data):
         for outline, (row, col, height, width) in zip(self.outlines, data["blocks"]):
             outline.set_xy((col - 0.5, row - 0.5))
             outline.set_width(width)
             outline.set_height(height)
-        self.formula.set_text(f"{data['reading']} reading: {FORMULAS[data['reading']]}")
+        self.frame.set_x(READINGS.index(data["reading"]) / 4 + 0.005)
 
     def describe(self, data):
         gap = float(np.max(np.abs(data["produced"] - data["target"])))
