@@ -5,15 +5,26 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JB     := $(BIN)/jupyter-book
+# Debian packages for the PDF (TeX Live with XeTeX, latexmk, xindy, FreeFont and DejaVu:
+# Greek and symbols) and for the tests that read it (poppler-utils) and open the HTML pages
+# in a browser (chromium). `make system-deps` installs the missing ones, as root.
+SYSTEM_PACKAGES := texlive-xetex texlive-latex-recommended texlive-latex-extra \
+	texlive-fonts-recommended latexmk xindy fonts-freefont-otf fonts-dejavu-core \
+	poppler-utils chromium
 
-.PHONY: help setup book test lab bench clean
+.PHONY: help setup system-deps mathjax book pdf test lab bench clean check assignments grade
 
 help:
 	@echo "make book   build the HTML book into _build/html (executes every chapter)"
+	@echo "make pdf    build the PDF book into _build/latex/memcourse.pdf (needs TeX Live)"
 	@echo "make test   run every test, the book build included"
 	@echo "make lab    open JupyterLab; chapters open as notebooks, widgets are live"
+	@echo "make check  run the visible tests of your notebooks (NB=exercises/session-3/exit-test.ipynb)"
+	@echo "make assignments  regenerate exercises/ and the session pages from solutions/"
+	@echo "make grade  autograde submitted/ (ASSIGNMENTS=, SUBMITTED=, ZIP=, TIMEOUT=, JOBS=)"
 	@echo "make bench  time every figure's update against a naive rebuild"
 	@echo "make clean  remove _build (the execution cache included)"
+	@echo "make system-deps  install the Debian packages that pdf and test need (as root)"
 
 setup: $(STAMP)
 
@@ -27,14 +38,62 @@ $(STAMP): requirements.txt pyproject.toml
 	cp tools/default_setting_overrides.json $(VENV)/etc/jupyter/labconfig/default_setting_overrides.json
 	touch $(STAMP)
 
-book: $(STAMP)
+# Missing Debian packages are installed when run as root; otherwise listed, and make stops.
+system-deps:
+	@missing=""; \
+	for p in $(SYSTEM_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	command -v npm >/dev/null || missing="$$missing npm"; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then \
+	  echo "Missing Debian packages:$$missing"; \
+	  echo "Install them as root: apt-get install --no-install-recommends$$missing"; \
+	  exit 1; \
+	fi; \
+	echo "Installing Debian packages:$$missing"; \
+	apt-get update -q && \
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing
+
+# MathJax from the npm registry into _build/offline, served by the HTML book itself
+mathjax:
+	$(PYTHON) tools/vendor_mathjax.py
+
+book: $(STAMP) mathjax
+	$(BIN)/python tools/execution_cache.py
 	$(JB) build . --builder html -W --keep-going
 
-test: $(STAMP)
+# from a clean _build/latex: a failed build leaves it looking up to date to the next one
+pdf: $(STAMP) system-deps
+	rm -rf _build/latex
+	$(BIN)/python tools/execution_cache.py
+	$(JB) build . --builder pdflatex -W --keep-going
+	@echo "PDF: _build/latex/memcourse.pdf"
+
+test: $(STAMP) system-deps mathjax
 	$(BIN)/python -m pytest
 
+# the course folder as JupyterLab's root (book/ and exercises/ both reachable), opened on book/
 lab: $(STAMP)
-	$(BIN)/jupyter lab book/
+	$(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) --LabApp.default_url=/lab/tree/book
+
+# The student's loop: run the visible tests; NB= one or more notebooks (default: the
+# notebooks under exercises/ you changed, or all of them).
+check: $(STAMP)
+	$(BIN)/python -m tools.check $(NB)
+
+# exercises/ (nbgrader's release) and book/session-N.md, generated from solutions/
+assignments: $(STAMP)
+	$(BIN)/python -m tools.assignments
+
+# The instructor's loop: autograde every submission (submitted/<student>/<assignment>/, or
+# ZIP= a class archive as nbgrader zip_collect expects), feedback, grades.csv, a report.
+# ASSIGNMENTS= which (default all), SUBMITTED= another tree, TIMEOUT= seconds per cell,
+# JOBS= parallel nbgrader processes, GRADE_ARGS= more options (python -m tools.grading -h).
+grade: $(STAMP)
+	$(BIN)/python -m tools.grading $(ASSIGNMENTS) \
+	  $(if $(SUBMITTED),--submitted $(SUBMITTED)) $(if $(ZIP),--zip $(ZIP)) \
+	  $(if $(TIMEOUT),--cell-timeout $(TIMEOUT)) $(if $(JOBS),--jobs $(JOBS)) $(GRADE_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/figures.py

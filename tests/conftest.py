@@ -1,3 +1,35 @@
+"""Shared fixtures: the HTML book is built once a session, for every test that reads it."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+HTML = ROOT / "_build" / "html"
+JB = pathlib.Path(sys.executable).with_name("jupyter-book")
+
+
+@pytest.fixture(scope="session")
+def built_book():
+    """Build the HTML book (strict, executing every chapter) and return _build/html."""
+    # MathJax is served by the book itself: fetch it from the npm registry if needed
+    vendored = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "vendor_mathjax.py")],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )
+    assert vendored.returncode == 0, vendored.stdout + vendored.stderr
+    # outputs cached before a change to memkit are stale: execute every chapter again
+    subprocess.run([sys.executable, str(ROOT / "tools" / "execution_cache.py")], cwd=ROOT, check=True)
+    result = subprocess.run(
+        [str(JB), "build", str(ROOT), "--builder", "html", "-W", "--keep-going"],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+        env={**os.environ, "MPLBACKEND": "Agg"},
+    )
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-6000:]
+    return HTML

@@ -1,27 +1,13 @@
 """Build the HTML book (strict, executing every chapter) and read what it shows."""
 
 import html
-import os
 import pathlib
 import re
-import subprocess
-import sys
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-HTML = ROOT / "_build" / "html"
-JB = pathlib.Path(sys.executable).with_name("jupyter-book")
-
-
-@pytest.fixture(scope="module")
-def built_book():
-    result = subprocess.run(
-        [str(JB), "build", str(ROOT), "--builder", "html", "-W", "--keep-going"],
-        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"},
-    )
-    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-6000:]
-    return HTML
+# the fixture built_book (tests/conftest.py) builds the book once a session
 
 
 def page(built, name):
