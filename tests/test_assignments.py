@@ -1,0 +1,540 @@
+"""The graded assignments end to end: one source, a clean release, the book's pages, the
+student's check and the instructor's grading of a simulated class (nbgrader, real kernels).
+
+The loop runs in temporary course directories: the solution notebooks earn full marks and
+the blank release zero for every session under solutions/; on the first session a class
+with a half-done submission and one submission of each kind of trouble is graded with
+``python -m tools.grading`` (what ``make grade`` runs).
+"""
+
+import csv
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import nbformat
+import pytest
+
+from tools import assignments as course
+from tools import check as checker
+from tools import grading, session_pages
+from tools import simulate_class as sim
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SESSIONS = course.assignments(ROOT)
+FIRST = SESSIONS[0]
+SOURCES = sorted((ROOT / "solutions").glob("session-*/*.ipynb"))
+CHAPTER_FILES = {
+    "prologue.md",
+    "ch00-how-to-use.md",
+    "ch01-matrix-vector.md",
+    "ch02-matrix-matrix.md",
+    "ch03-outer-product-memory.md",
+    "ch04-careful-writes.md",
+    "ch05-mlp-memory.md",
+    "ch06-soft-dictionary.md",
+    "ch07-keys-values-queries.md",
+    "ch08-heads-and-blocks.md",
+    "ch09-two-memories.md",
+    "ch10-updating-fast-memory.md",
+    "ch11-in-context-learning.md",
+    "ch12-unified-view.md",
+    "ch13-mental-models.md",
+    "ch14-editing-a-fact.md",
+    "ch15-rosetta-stone.md",
+    "ch16-open-questions.md",
+    "ch17-exercises.md",
+    "appendix-a-linear-algebra.md",
+    "appendix-b-calculus-probability.md",
+    "appendix-c-machine-learning.md",
+    "appendix-d-derivations.md",
+    "appendix-e-glossary.md",
+}
+ZOO_TIMEOUT = 5  # seconds per cell when grading the class with its bad submissions
+
+
+def load(path):
+    return json.loads(pathlib.Path(path).read_text())
+
+
+def meta(cell):
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def text(cell):
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+def copy_course(to: pathlib.Path) -> pathlib.Path:
+    to.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "nbgrader_config.py", to / "nbgrader_config.py")
+    shutil.copytree(ROOT / "solutions", to / "solutions")
+    shutil.copytree(ROOT / "exercises", to / "exercises")
+    return to
+
+
+def grades_by_cell(db_url, assignment, student):
+    """{notebook: {grade id: (auto score, max score)}} from the gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url) as gb:
+        sub = gb.find_submission(assignment, student)
+        return {
+            nb.name: {g.name: (g.auto_score, g.max_score) for g in nb.grades}
+            for nb in sub.notebooks
+        }
+
+
+# --------------------------------------------------------------------------- one source
+
+
+def test_nine_sessions_two_notebooks_each():
+    assert SESSIONS, "no assignment under solutions/"
+    assert SESSIONS == [f"session-{n}" for n in range(1, len(SESSIONS) + 1)]
+    for session in SESSIONS:
+        assert sorted(p.name for p in course.notebooks(ROOT, session)) == [
+            "exercises.ipynb",
+            "exit-test.ipynb",
+        ]
+    released = sorted((ROOT / "exercises").rglob("*.ipynb"))
+    assert len(released) == 2 * len(SESSIONS)
+    if len(SESSIONS) == 9:
+        assert len(released) == 18
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_source_notebook_follows_the_conventions(path):
+    nb = load(path)
+    nbformat.validate(nbformat.from_dict(nb))
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    number = int(path.parent.name.split("-")[1])
+    head, setup = nb["cells"][0], nb["cells"][1]
+    kind = {"exit-test": "Exit test", "exercises": "Exercises"}[path.stem]
+    assert (
+        head["cell_type"] == "markdown"
+        and meta(head)["grade_id"] == "header"
+        and meta(head)["locked"]
+    )
+    assert text(head).startswith(f"# Session {number} · {kind}")
+    links = re.findall(r"\]\(\.\./\.\./book/([^)#]+)\)", text(head))
+    assert links and set(links) <= CHAPTER_FILES, links
+    assert "make check" in text(head) and "submit" in text(head).lower()
+    assert (
+        setup["cell_type"] == "code"
+        and meta(setup)["grade_id"] == "setup"
+        and meta(setup)["locked"]
+    )
+    gids = [meta(c)["grade_id"] for c in nb["cells"] if meta(c)]
+    assert len(gids) == len(set(gids)), "grade ids must be unique"
+    questions = sim.questions(nb)
+    for cell in nb["cells"]:
+        m = meta(cell)
+        assert not cell.get("outputs"), "no outputs in a source notebook"
+        if m.get("grade"):
+            assert isinstance(m["points"], int) and m["points"] > 0
+        if m.get("grade") and not m.get("solution"):
+            assert m["locked"] and "BEGIN HIDDEN TESTS" in text(cell), m["grade_id"]
+        if m.get("solution") and cell["cell_type"] == "code":
+            assert "BEGIN SOLUTION" in text(cell), m["grade_id"]
+    coded = [q for q in questions if q.code]
+    assert all(q.test_ids for q in coded), "every answer cell is followed by its test cell"
+    assert sum(1 for q in questions if not q.code) <= 1, "at most one written answer per notebook"
+    if path.stem == "exercises":
+        assert len(coded) >= 3
+
+
+def test_the_monograph_exercises_are_in_their_sessions():
+    where = {2: "session-1", 1: "session-3", 3: "session-4", 4: "session-7", 5: "session-8"}
+    for number, session in where.items():
+        if session not in SESSIONS:
+            continue
+        texts = " ".join(text(c) for p in course.notebooks(ROOT, session) for c in load(p)["cells"])
+        assert re.search(rf"Exercise {number}\b", texts) and (
+            "Chapter 17" in texts or "of the book" in texts
+        ), (number, session)
+
+
+def test_exercises_are_exactly_what_nbgrader_generates():
+    assert course.release_differences(ROOT) == []
+
+
+def test_no_solution_or_hidden_test_in_the_exercises():
+    assert course.leaks(ROOT) == []
+
+
+def test_the_leak_scan_finds_a_planted_answer(tmp_path):
+    planted = copy_course(tmp_path / "course")
+    source = load(planted / "solutions" / FIRST / "exit-test.ipynb")
+    secret = next(
+        line.strip()
+        for c in source["cells"]
+        if meta(c).get("solution") and c["cell_type"] == "code"
+        for line in text(c).splitlines()
+        if len(line.strip()) >= 12 and "SOLUTION" not in line
+    )
+    release_path = planted / "exercises" / FIRST / "exit-test.ipynb"
+    release = load(release_path)
+    answer = next(c for c in release["cells"] if meta(c).get("solution"))
+    answer["source"] = text(answer) + "\n" + secret
+    release["cells"][-1]["source"] = text(release["cells"][-1]) + "\n### BEGIN HIDDEN TESTS"
+    release_path.write_text(json.dumps(release))
+    found = course.leaks(planted)
+    assert any("solution or hidden line" in f for f in found)
+    assert any("BEGIN HIDDEN TESTS" in f for f in found)
+
+
+def test_session_pages_show_the_release_without_answers():
+    assert session_pages.differences(ROOT) == []
+    secrets = set()
+    for path in SOURCES:
+        secret, public = course._secret_and_public_lines(load(path))
+        secrets |= {line for line in secret - public if course._meaningful(line)}
+    for session in SESSIONS:
+        page = (ROOT / "book" / f"{session}.md").read_text()
+        number = session.split("-")[1]
+        assert page.startswith("---\njupytext:") and "format_name: myst" in page
+        assert f"({session})=\n# Session {number} · Exit test and exercises" in page
+        assert "make lab" in page and "make check" in page and "nbgrader submit" in page
+        assert "## Exit test" in page and "## Exercises" in page
+        assert "```{code-cell}" not in page, "the questions are shown, not executed"
+        for marker in course.MARKERS:
+            assert marker not in page
+        leaked = [line for line in page.splitlines() if line.strip() in secrets]
+        assert not leaked, leaked[:3]
+
+
+# --------------------------------------------------------------------------- the round trips
+
+
+@pytest.fixture(scope="module")
+def round_trip(tmp_path_factory):
+    """Every session graded for two students: the solutions (student-01) and the blank release."""
+    root = copy_course(tmp_path_factory.mktemp("round-trip"))
+    made = sim.simulate(root, n_students=2, which=SESSIONS)
+    settings = grading.Settings(
+        root=root,
+        submitted=root / "submitted",
+        db_url=f"sqlite:///{root / 'gradebook.db'}",
+        cell_timeout=60,
+    )
+    started = time.monotonic()
+    outcomes, skipped = grading.grade_class(settings, SESSIONS, jobs=2, progress=lambda line: None)
+    seconds = time.monotonic() - started
+    print(
+        f"\nround trips: {len(outcomes)} submissions of {len(SESSIONS)} sessions in {seconds:.0f} s"
+    )
+    return {
+        "settings": settings,
+        "skipped": skipped,
+        "made": {(m.student, m.assignment): m for m in made},
+        "outcomes": {(o.student, o.assignment): o for o in outcomes},
+    }
+
+
+@pytest.mark.parametrize("session", SESSIONS)
+def test_solutions_earn_full_marks(round_trip, session):
+    outcome = round_trip["outcomes"][("student-01", session)]
+    assert outcome.status == "ok", outcome.reasons
+    expected = round_trip["made"][("student-01", session)]
+    cells = grades_by_cell(round_trip["settings"].db_url, session, "student-01")
+    auto = 0.0
+    for name, grades in cells.items():
+        for grade_id, (score, max_score) in grades.items():
+            if grade_id.endswith("-written") or score is None:
+                continue  # a written answer waits for a person
+            assert score == max_score, (name, grade_id)
+            auto += score
+    assert auto == expected.max_score > 0
+
+
+@pytest.mark.parametrize("session", SESSIONS)
+def test_the_blank_release_earns_zero_without_failing(round_trip, session):
+    outcome = round_trip["outcomes"][("student-02", session)]
+    assert outcome.status == "ok", outcome.reasons
+    assert outcome.score == 0
+    for name, grades in grades_by_cell(
+        round_trip["settings"].db_url, session, "student-02"
+    ).items():
+        for grade_id, (score, _) in grades.items():
+            assert score == 0, (name, grade_id)
+
+
+# Run after an answer cell: every name the answer defined gets a wrong value of the same
+# kind (numbers shifted, another letter, a function whose results are shifted).
+PERTURB = """
+import numpy as _np
+
+
+def _shift(_v):
+    if _v is None or isinstance(_v, type):
+        return _v
+    if isinstance(_v, (bool, _np.bool_)):
+        return not _v
+    if isinstance(_v, str):
+        return "c" if _v.strip().lower() in ("a", "b") else "a"
+    if isinstance(_v, (int, _np.integer)):
+        return int(_v) + 7
+    if isinstance(_v, (float, _np.floating)):
+        return float(_v) * 1.1 + 0.37
+    if isinstance(_v, _np.ndarray) and _v.dtype.kind in "biuf":
+        return _v * 1.1 + 0.37
+    if isinstance(_v, tuple) and hasattr(_v, "_fields"):
+        return type(_v)(*(_shift(_x) for _x in _v))
+    if isinstance(_v, (list, tuple, set, frozenset)):
+        return type(_v)(_shift(_x) for _x in _v)
+    if isinstance(_v, dict):
+        return {_k: _shift(_x) for _k, _x in _v.items()}
+    if callable(_v) and getattr(_v, "__module__", None) == "__main__":
+        def _wrapped(*args, _f=_v, **kwargs):
+            return _shift(_f(*args, **kwargs))
+        return _wrapped
+    return _v
+
+
+for _name in sorted(set(globals()) - _before):
+    if not _name.startswith("_"):
+        try:
+            globals()[_name] = _shift(globals()[_name])
+        except Exception:
+            globals()[_name] = None
+"""
+
+
+@pytest.fixture(scope="module")
+def inverted(tmp_path_factory):
+    """``nbgrader validate --invert`` on two versions of every notebook, the hidden tests put back.
+
+    ``blank``: the release as is, each test cell split in two graded cells (its visible and
+    its hidden part), so that each part is seen to fail on its own when nothing is answered.
+    ``wrong``: every answer is the solution with its values made wrong but of the same kind
+    and shape (``PERTURB``), so that a test cell that still passes checks no value.
+    """
+    folder = tmp_path_factory.mktemp("invert")
+    paths = []
+    for source_path in SOURCES:
+        session = source_path.parent.name
+        source = load(source_path)
+        release = load(ROOT / "exercises" / session / source_path.name)
+        full = {meta(c).get("grade_id"): text(c) for c in source["cells"]}
+        for variant in ("blank", "wrong"):
+            cells = []
+            for cell in release["cells"]:
+                m = meta(cell)
+                if m.get("grade") and not m.get("solution") and cell["cell_type"] == "code":
+                    visible, hidden = full[m["grade_id"]].split("### BEGIN HIDDEN TESTS")
+                    hidden = hidden.split("### END HIDDEN TESTS")[0]
+                    parts = (
+                        ((visible, ""), (hidden, "-hidden"))
+                        if variant == "blank"
+                        else ((full[m["grade_id"]], ""),)
+                    )
+                    for part, suffix in parts:
+                        twin = json.loads(json.dumps(cell))
+                        twin["source"] = part.strip("\n") or "pass"
+                        twin["id"] = f"{cell['id']}{suffix}"
+                        twin["metadata"]["nbgrader"]["grade_id"] = m["grade_id"] + suffix
+                        cells.append(twin)
+                elif variant == "wrong" and m.get("solution") and cell["cell_type"] == "code":
+                    answer = json.loads(json.dumps(cell))
+                    answer["source"] = sim.answer_text(
+                        next(c for c in source["cells"] if meta(c).get("grade_id") == m["grade_id"])
+                    )
+                    cells.append(
+                        nbformat.v4.new_code_cell("_before = set(globals()) | {'_before'}")
+                    )
+                    cells.append(answer)
+                    cells.append(nbformat.v4.new_code_cell(PERTURB))
+                else:
+                    cells.append(cell)
+            nb = dict(release, cells=cells)
+            target = folder / variant / session / source_path.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(nb))
+            paths.append(target)
+    shutil.copy(ROOT / "nbgrader_config.py", folder / "nbgrader_config.py")
+
+    def validate(part):
+        # one process for several notebooks; its log (stderr) and verdicts (stdout) in order
+        return subprocess.run(
+            course.nbgrader_command()
+            + ["validate", "--invert", "--Validator.ignore_checksums=True"]
+            + [str(p) for p in part],
+            check=False,
+            cwd=folder,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=course.tool_env({"PYTHONUNBUFFERED": "1"}),
+        ).stdout
+
+    with ThreadPoolExecutor(2) as pool:
+        outputs = list(pool.map(validate, [paths[0::2], paths[1::2]]))
+    found = {}
+    for out in outputs:
+        for block in re.split(r"\[ValidateApp \| INFO\] Validating ", out)[1:]:
+            name = block.split("'")[1]
+            found[pathlib.Path(name).relative_to(folder).as_posix()] = block
+    return found
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_visible_and_hidden_test_fails_on_the_blank_release(inverted, path):
+    block = inverted[f"blank/{path.parent.name}/{path.name}"]
+    assert "Success! The notebook does not pass any tests." in block, block[-2000:]
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_test_fails_on_wrong_values_of_the_right_kind(inverted, path):
+    block = inverted[f"wrong/{path.parent.name}/{path.name}"]
+    assert "Success! The notebook does not pass any tests." in block, block[-3000:]
+
+
+# --------------------------------------------------------------------------- a class with trouble
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    """The first session graded for a class of 12.
+
+    Full, blank and half-done submissions, and one of each kind of trouble.
+    """
+    root = copy_course(tmp_path_factory.mktemp("class"))
+    made = sim.simulate(root, n_students=3 + len(sim.ZOO), which=[FIRST], zoo=True, seed=3)
+    started = time.monotonic()
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tools.grading",
+            FIRST,
+            "--course-dir",
+            str(root),
+            "--cell-timeout",
+            str(ZOO_TIMEOUT),
+            "--jobs",
+            "2",
+        ],
+        check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    seconds = time.monotonic() - started
+    print(f"\nclass of {len(made)} graded in {seconds:.0f} s")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    with open(root / "autograded" / "grading-report.csv") as fh:
+        report = {row["student"]: row for row in csv.DictReader(fh)}
+    with open(root / "grades.csv") as fh:
+        grades = {row["student_id"]: row for row in csv.DictReader(fh)}
+    return {
+        "root": root,
+        "made": {m.student: m for m in made},
+        "stdout": result.stdout,
+        "report": report,
+        "grades": grades,
+    }
+
+
+CLASS_KINDS = ["full", "blank", "partial"] + list(sim.ZOO)
+
+
+@pytest.mark.parametrize("kind", CLASS_KINDS)
+def test_each_submission_gets_the_score_of_what_it_did(graded_class, kind):
+    student = next(s for s, m in graded_class["made"].items() if m.kind == kind)
+    expected = graded_class["made"][student]
+    row = graded_class["report"][student]
+    assert float(row["score"]) == expected.expected, (kind, row)
+    assert float(graded_class["grades"][student]["score"]) == expected.expected
+    if kind == "partial":
+        assert 0 < expected.expected < expected.max_score
+    if kind in ("full", "blank", "partial"):
+        assert row["status"] == "ok" and row["reasons"] == ""
+
+
+REASONS = {
+    "invalid-json": ("rejected", "not valid JSON"),
+    "loop-ignoring-sigint": ("repaired", "could not be interrupted: replaced by an error"),
+    "kernel-exit": ("repaired", "it stopped the Python kernel: replaced by an error"),
+    "endless-print": ("repaired", "printed without end: output cut"),
+    "deleted-test": ("repaired", "was deleted: restored"),
+    "deleted-setup": ("repaired", "locked cell setup was deleted: restored"),
+    "duplicated-test": ("repaired", "the copies were removed"),
+    "retyped-test": ("repaired", "turned into a markdown cell: restored"),
+    "edited-test": ("repaired", "was edited: restored"),
+}
+
+
+@pytest.mark.parametrize("kind", list(sim.ZOO))
+def test_each_bad_submission_is_graded_with_its_reason(graded_class, kind):
+    student = next(s for s, m in graded_class["made"].items() if m.kind == kind)
+    row = graded_class["report"][student]
+    status, reason = REASONS[kind]
+    assert row["status"] == status and reason in row["reasons"], row
+    assert f"{student}" in graded_class["stdout"] and reason in graded_class["stdout"]
+
+
+def test_feedback_grades_and_summary_are_produced(graded_class):
+    root, made = graded_class["root"], graded_class["made"]
+    assert set(graded_class["grades"]) == set(made)
+    for student, m in made.items():
+        html = root / "feedback" / student / FIRST
+        if m.kind != "invalid-json":
+            assert (html / "exercises.html").exists() and (html / "exit-test.html").exists(), (
+                student
+            )
+            for page in html.glob("*.html"):
+                assert "HIDDEN TESTS" not in page.read_text(), f"{page}: the hidden tests are shown"
+    out = graded_class["stdout"]
+    assert re.search(rf"^{FIRST}\s+{len(made)}\s", out, re.MULTILINE), out[-2000:]
+    assert "grades:" in out and "report:" in out
+    assert re.search(rf"\[\s*{len(made)}/{len(made)}\]", out), "a progress line per submission"
+
+
+def test_a_class_zip_is_collected_as_nbgrader_zip_collect_expects(tmp_path):
+    root = copy_course(tmp_path / "course")
+    staging = tmp_path / "class"
+    sim.simulate(root, n_students=2, which=[FIRST], out=staging)
+    archive = sim.zip_class(staging, tmp_path / "class.zip")
+    settings = grading.Settings(root=root, submitted=root / "submitted", db_url="sqlite://")
+    grading.collect_zips(settings, [archive], [FIRST])
+    for student in ["student-01", "student-02"]:
+        for name in ["exercises.ipynb", "exit-test.ipynb"]:
+            got = root / "submitted" / student / FIRST / name
+            assert got.read_text() == (staging / student / FIRST / name).read_text()
+
+
+# --------------------------------------------------------------------------- the student's check
+
+
+def test_make_check_says_passed_failed_or_not_attempted(tmp_path):
+    source = load(ROOT / "solutions" / FIRST / "exit-test.ipynb")
+    release = load(ROOT / "exercises" / FIRST / "exit-test.ipynb")
+    qs = [q for q in sim.questions(source) if q.code]
+    nb = sim.student_notebook(source, release, {qs[0].answer_id})
+    answers = {meta(c).get("grade_id"): c for c in nb["cells"]}
+    answers[qs[1].answer_id]["source"] = "pass"
+    answers[qs[2].answer_id]["source"] = "raise ValueError('oops')"
+    path = tmp_path / "exit-test.ipynb"
+    path.write_text(json.dumps(nb))
+    found, warnings = checker.check(path)
+    status = {q.answer_id: q for q in found}
+    assert status[qs[0].answer_id].status == "passed"
+    assert (
+        status[qs[1].answer_id].status == "failed"
+        and "NameError" in status[qs[1].answer_id].message
+    )
+    assert (
+        status[qs[2].answer_id].status == "failed"
+        and "ValueError: oops" in status[qs[2].answer_id].message
+    )
+    for q in qs[3:]:
+        assert status[q.answer_id].status == "not attempted"
+    assert warnings == []
+    printed = checker.report(path, found, warnings)
+    assert "passed" in printed and "not attempted" in printed and "1 passed, 2 failed" in printed

@@ -1,0 +1,306 @@
+"""The grader's parts that need no kernel: screening, repairs, process control, configuration."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+import time
+
+import nbformat
+import pytest
+
+from tools import assignments as course
+from tools import grading
+from tools import simulate_class as sim
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SESSIONS = course.assignments(ROOT)
+
+
+def load(path):
+    return json.loads(pathlib.Path(path).read_text())
+
+
+@pytest.fixture(scope="module")
+def notebook_pair():
+    """The exit test of the first session: its source and its release."""
+    name = "exit-test.ipynb"
+    first = SESSIONS[0]
+    return load(ROOT / "solutions" / first / name), load(ROOT / "exercises" / first / name)
+
+
+def ids(nb):
+    return [c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb["cells"]]
+
+
+def full_answers(source, release):
+    return sim.student_notebook(source, release, {q.answer_id for q in sim.questions(source)})
+
+
+def test_a_good_notebook_passes_screening_unchanged(notebook_pair):
+    source, release = notebook_pair
+    full = full_answers(source, release)
+    result = grading.screen(json.dumps(full), source, release)
+    assert not result.rejected and result.reasons == []
+    nbformat.validate(nbformat.from_dict(result.notebook))
+    assert ids(result.notebook) == ids(release)
+    answers = {q.answer_id for q in sim.questions(source)}
+    for cell, want in zip(result.notebook["cells"], full["cells"]):
+        if ids({"cells": [cell]})[0] in answers:
+            assert cell["source"] == want["source"]
+
+
+def test_the_probe_notebook_carries_the_hidden_tests(notebook_pair):
+    source, release = notebook_pair
+    result = grading.screen(json.dumps(release), source, release)
+    graded = "".join(c["source"] for c in result.notebook["cells"])
+    probed = "".join(c["source"] for c in result.probe["cells"])
+    assert "BEGIN HIDDEN TESTS" not in graded and "BEGIN HIDDEN TESTS" in probed
+
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("{ not json", "not valid JSON"),
+        ("[1, 2, 3]", "not a notebook"),
+        ('{"cells": 3}', "not a notebook"),
+    ],
+)
+def test_what_is_not_a_notebook_is_rejected_with_a_reason(notebook_pair, text, reason):
+    source, release = notebook_pair
+    result = grading.screen(text, source, release)
+    assert result.rejected and result.notebook is None
+    assert reason in result.reasons[0] and "scored 0" in result.reasons[0]
+
+
+@pytest.mark.parametrize(
+    "kind, reason",
+    [
+        ("deleted-test", "was deleted: restored"),
+        ("deleted-setup", "setup was deleted: restored"),
+        ("duplicated-test", "was copied (2 copies): the copies were removed"),
+        ("retyped-test", "turned into a markdown cell: restored"),
+        ("edited-test", "was edited: restored"),
+    ],
+)
+def test_tampered_locked_cells_are_restored_as_released(notebook_pair, kind, reason):
+    source, release = notebook_pair
+    text, _ = sim.troubled(kind, source, release)
+    result = grading.screen(text, source, release)
+    assert not result.rejected
+    assert any(reason in r for r in result.reasons), result.reasons
+    nb = result.notebook
+    nbformat.validate(nbformat.from_dict(nb))
+    graded = [g for g in ids(nb) if g]
+    assert graded == ids(release) and len(graded) == len(set(graded))  # no duplicated grade id
+    released = {c["metadata"]["nbgrader"]["grade_id"]: c for c in release["cells"]}
+    for cell in nb["cells"]:
+        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if gid and released[gid]["metadata"]["nbgrader"].get("locked"):
+            assert cell["cell_type"] == released[gid]["cell_type"]
+            assert cell["source"] == "".join(released[gid]["source"])
+
+
+def test_added_cells_stay_after_the_cell_they_followed(notebook_pair):
+    source, release = notebook_pair
+    nb = full_answers(source, release)
+    first_answer = sim.questions(source)[0].answer_id
+    at = ids(nb).index(first_answer)
+    nb["cells"].insert(at + 1, nbformat.v4.new_code_cell("helper = 41 + 1"))
+    nb["cells"].insert(0, nbformat.v4.new_markdown_cell("my notes"))
+    result = grading.screen(json.dumps(nb), source, release)
+    sources = [c["source"] for c in result.notebook["cells"]]
+    assert sources[0] == "my notes"
+    assert sources[ids(result.notebook).index(first_answer) + 1] == "helper = 41 + 1"
+    assert result.reasons == []
+
+
+def test_a_copied_answer_cell_grades_the_last_copy(notebook_pair):
+    source, release = notebook_pair
+    nb = full_answers(source, release)
+    first_answer = sim.questions(source)[0].answer_id
+    at = ids(nb).index(first_answer)
+    early = json.loads(json.dumps(nb["cells"][at]))
+    early["source"] = "first_try = 0"
+    nb["cells"].insert(at, early)
+    result = grading.screen(json.dumps(nb), source, release)
+    assert any("appears 2 times: the last one is graded" in r for r in result.reasons)
+    out = result.notebook["cells"]
+    graded_at = ids(result.notebook).index(first_answer)
+    assert out[graded_at]["source"] == nb["cells"][at + 1]["source"]
+    assert out[graded_at - 1]["source"] == "first_try = 0"  # kept as a plain cell, before it
+    assert ids(result.notebook).count(first_answer) == 1
+
+
+def test_a_deleted_answer_cell_comes_back_as_its_stub(notebook_pair):
+    source, release = notebook_pair
+    nb = full_answers(source, release)
+    first_answer = sim.questions(source)[0].answer_id
+    del nb["cells"][ids(nb).index(first_answer)]
+    result = grading.screen(json.dumps(nb), source, release)
+    assert any(f"answer cell {first_answer} was deleted" in r for r in result.reasons)
+    restored = result.notebook["cells"][ids(result.notebook).index(first_answer)]
+    assert "NotImplementedError" in restored["source"]
+
+
+def test_unknown_grade_ids_lose_their_nbgrader_metadata(notebook_pair):
+    source, release = notebook_pair
+    nb = full_answers(source, release)
+    cell = nbformat.v4.new_code_cell("x = 1")
+    cell["metadata"]["nbgrader"] = {
+        "grade_id": "made-up",
+        "grade": True,
+        "points": 100,
+        "solution": False,
+        "locked": True,
+        "schema_version": 3,
+    }
+    nb["cells"].append(cell)
+    result = grading.screen(json.dumps(nb), source, release)
+    assert any("unknown grade id 'made-up'" in r for r in result.reasons)
+    assert result.notebook["cells"][-1]["metadata"] == {}
+
+
+def test_neutralise_replaces_the_answer_before_a_locked_cell_at_fault(notebook_pair):
+    source, release = notebook_pair
+    result = grading.screen(json.dumps(full_answers(source, release)), source, release)
+    first = sim.questions(source)[0]
+    test_at = ids(result.notebook).index(first.test_ids[0])
+    assert grading.neutralise(result, test_at, "it stopped the Python kernel") == first.answer_id
+    answer = result.notebook["cells"][ids(result.notebook).index(first.answer_id)]
+    assert answer["source"].startswith("raise RuntimeError(")
+    assert (
+        result.probe["cells"][ids(result.notebook).index(first.answer_id)]["source"]
+        == answer["source"]
+    )
+    # the set-up cell has no student cell before it: nothing to replace
+    assert grading.neutralise(result, ids(result.notebook).index("setup"), "x") is None
+
+
+def test_the_simulated_zoo_scores_add_up(notebook_pair):
+    source, release = notebook_pair
+    total = sim.autograded_points(source)
+    assert total > 0
+    first, second = [q for q in sim.questions(source) if q.code and q.test_ids][:2]
+    assert sim.troubled("kernel-exit", source, release)[1] == total - second.points
+    assert sim.troubled("loop-ignoring-sigint", source, release)[1] == total - first.points
+    assert sim.troubled("duplicated-test", source, release)[1] == total
+    assert sim.troubled("invalid-json", source, release)[1] == 0
+
+
+def test_run_limited_kills_a_process_tree_that_ignores_signals(tmp_path):
+    # a parent ignoring SIGTERM/SIGINT with a child in its own session (as a kernel is)
+    script = tmp_path / "stubborn.py"
+    script.write_text(
+        textwrap.dedent("""
+        import signal, subprocess, sys, time
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
+                                 start_new_session=True)
+        print(child.pid, flush=True)
+        while True:
+            time.sleep(1)
+    """)
+    )
+    log = tmp_path / "log.txt"
+    started = time.monotonic()
+    rc = grading.run_limited([sys.executable, str(script)], tmp_path, 3, log)
+    assert rc is None and time.monotonic() - started < 30
+    child = int(log.read_text().split()[0])
+    time.sleep(0.5)
+    assert not alive(child)
+
+
+def alive(pid):
+    """True if the process runs (a zombie, killed but not yet reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    stat = pathlib.Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z")
+
+
+def test_run_limited_returns_the_exit_code(tmp_path):
+    assert (
+        grading.run_limited(
+            [sys.executable, "-c", "raise SystemExit(3)"], tmp_path, 60, tmp_path / "log"
+        )
+        == 3
+    )
+
+
+def test_memory_limit_turns_a_memory_hog_into_an_error(tmp_path):
+    rc = grading.run_limited(
+        [sys.executable, "-c", "b = bytearray(3 * 1024**3)"],
+        tmp_path,
+        60,
+        tmp_path / "log",
+        memory_mb=1024,
+    )
+    assert rc != 0 and "MemoryError" in (tmp_path / "log").read_text()
+
+
+def test_configuration_is_the_course_layout(monkeypatch):
+    from traitlets.config.loader import PyFileConfigLoader
+
+    def load_config():
+        return PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+
+    monkeypatch.delenv("MEMCOURSE_DB_URL", raising=False)
+    monkeypatch.delenv("MEMCOURSE_CELL_TIMEOUT", raising=False)
+    c = load_config()
+    assert c.CourseDirectory.source_directory == "solutions"
+    assert c.CourseDirectory.release_directory == "exercises"
+    assert c.OverwriteCells.add_missing_cells is True
+    assert c.Execute.timeout == 30 and c.LimitOutput.max_lines > 0
+    assert "db_url" not in c.CourseDirectory  # nbgrader's default: sqlite gradebook.db in the root
+    monkeypatch.setenv("MEMCOURSE_DB_URL", "postgresql+psycopg2://grader@db/memcourse")
+    monkeypatch.setenv("MEMCOURSE_CELL_TIMEOUT", "12")
+    c = load_config()
+    assert c.CourseDirectory.db_url == "postgresql+psycopg2://grader@db/memcourse"
+    assert c.Execute.timeout == 12
+
+
+def test_gitignore_keeps_the_instructor_places_out_of_git():
+    ignored = (ROOT / ".gitignore").read_text().split()
+    for place in ["submitted/", "autograded/", "feedback/", "gradebook.db", "grades.csv"]:
+        assert place in ignored
+
+
+def test_makefile_has_the_assignment_verbs():
+    for target in ["check", "assignments", "grade"]:
+        result = subprocess.run(
+            ["make", "-n", target], check=False, cwd=ROOT, capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stderr
+    dry = subprocess.run(
+        ["make", "-n", "grade", "ASSIGNMENTS=session-3", "TIMEOUT=7", "ZIP=class.zip"],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert (
+        "tools.grading session-3" in dry and "--cell-timeout 7" in dry and "--zip class.zip" in dry
+    )
+    dry = subprocess.run(
+        ["make", "-n", "check", "NB=exercises/session-3/exit-test.ipynb"],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "tools.check exercises/session-3/exit-test.ipynb" in dry
+
+
+def test_submissions_are_found_and_odd_folders_left_out(tmp_path):
+    for folder in ["alice/session-1", "bob/session-2", "bad name/session-1", ".hidden/session-1"]:
+        (tmp_path / folder).mkdir(parents=True)
+    settings = grading.Settings(root=ROOT, submitted=tmp_path, db_url="sqlite://")
+    found, skipped = grading.submissions(settings, ["session-1", "session-2"])
+    assert found == [("session-1", "alice"), ("session-2", "bob")]
+    assert skipped == ["bad name/session-1: the folder name is not a usable student id"]

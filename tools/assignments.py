@@ -1,0 +1,252 @@
+"""The assignments of the course: where they live, how the release is made, what stays secret.
+
+solutions/session-N/*.ipynb   instructor notebooks, nbgrader's "source": the one source
+exercises/session-N/*.ipynb   student notebooks, nbgrader's "release", generated (committed)
+book/session-N.md             the book's page of each session, rendered from the release
+
+python -m tools.assignments           regenerate exercises/ and the session pages (make assignments)
+python -m tools.assignments --check   only say whether exercises/ and the pages are up to date
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = "solutions"
+RELEASE = "exercises"
+ASSIGNMENT = re.compile(r"^session-(\d+)$")
+
+# Markers of what nbgrader removes from the release; none may survive in exercises/.
+MARKERS = (
+    "BEGIN SOLUTION",
+    "END SOLUTION",
+    "BEGIN HIDDEN TESTS",
+    "END HIDDEN TESTS",
+    "BEGIN MARK SCHEME",
+    "END MARK SCHEME",
+)
+_BLOCKS = (
+    ("BEGIN SOLUTION", "END SOLUTION"),
+    ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"),
+    ("BEGIN MARK SCHEME", "END MARK SCHEME"),
+)
+
+
+def assignments(root: Path = ROOT, where: str = SOURCE) -> list[str]:
+    """The assignment folders (session-N holding at least one notebook), in session order."""
+    base = Path(root) / where
+    found = [
+        p.name
+        for p in base.glob("session-*")
+        if p.is_dir() and ASSIGNMENT.match(p.name) and any(p.glob("*.ipynb"))
+    ]
+    return sorted(found, key=lambda name: int(ASSIGNMENT.match(name).group(1)))
+
+
+def notebooks(root: Path, assignment: str, where: str = SOURCE) -> list[Path]:
+    """The notebooks of one assignment, sorted by name."""
+    return sorted((Path(root) / where / assignment).glob("*.ipynb"))
+
+
+def nbgrader_command() -> list[str]:
+    """The nbgrader of this Python environment (the course's .venv when run from it)."""
+    script = Path(sys.executable).with_name("nbgrader")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "nbgrader"]
+
+
+def tool_env(extra: dict | None = None) -> dict:
+    """The environment for nbgrader: this Python's scripts first on PATH (it calls alembic)."""
+    env = {**os.environ, **(extra or {})}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    return env
+
+
+def run_nbgrader(
+    args: list[str], cwd: Path, timeout: float | None = None, env: dict | None = None
+) -> subprocess.CompletedProcess:
+    """Run one nbgrader command in the course directory ``cwd`` and capture its output."""
+    return subprocess.run(
+        nbgrader_command() + list(args),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=tool_env(env),
+    )
+
+
+def generate(
+    root: Path = ROOT, release_dir: Path | None = None, which: list[str] | None = None
+) -> Path:
+    """Run ``nbgrader generate_assignment`` (without a gradebook) for the assignments.
+
+    Writes to ``release_dir`` (default: the course's ``exercises/``) and returns it.
+    Every assignment of ``solutions/`` unless ``which`` lists some.
+    """
+    root = Path(root)
+    release_dir = Path(release_dir) if release_dir else root / RELEASE
+    every = assignments(root)
+    names = which or every
+    if not names:
+        raise SystemExit(f"no assignment under {root / SOURCE}")
+    # one nbgrader process for all (its assignment id is a glob), else one per assignment
+    patterns = ["session-*"] if sorted(names) == sorted(every) and len(names) > 1 else names
+    for pattern in patterns:
+        result = run_nbgrader(
+            [
+                "generate_assignment",
+                pattern,
+                "--force",
+                "--no-db",
+                f"--CourseDirectory.release_directory={release_dir}",
+            ],
+            cwd=root,
+        )
+        if result.returncode != 0:
+            raise SystemExit(
+                f"nbgrader generate_assignment failed:\n{result.stdout}{result.stderr}"
+            )
+    return release_dir
+
+
+def normalised(path: Path) -> dict:
+    """A notebook as data, without what may change from one generation to the next."""
+    nb = json.loads(Path(path).read_text())
+    nb.get("metadata", {}).pop("widgets", None)
+    for cell in nb.get("cells", []):
+        cell.get("metadata", {}).pop("execution", None)
+    return nb
+
+
+def release_differences(root: Path = ROOT) -> list[str]:
+    """What differs between ``exercises/`` and a fresh generation from ``solutions/``.
+
+    The generation runs in a temporary copy of the course (configuration and sources
+    only), so that nothing of the course directory is used or touched.
+    """
+    root = Path(root)
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="memcourse-release-") as tmp:
+        course = Path(tmp)
+        shutil.copy(root / "nbgrader_config.py", course / "nbgrader_config.py")
+        shutil.copytree(root / SOURCE, course / SOURCE)
+        fresh = generate(course)
+        expected = {p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file()}
+        actual = {
+            p.relative_to(root / RELEASE).as_posix()
+            for p in (root / RELEASE).rglob("*")
+            if p.is_file() and ".ipynb_checkpoints" not in p.parts
+        }
+        for name in sorted(expected - actual):
+            problems.append(f"missing from exercises/: {name}")
+        for name in sorted(actual - expected):
+            problems.append(f"not generated from solutions/: exercises/{name}")
+        for name in sorted(expected & actual):
+            if name.endswith(".ipynb"):
+                same = normalised(fresh / name) == normalised(root / RELEASE / name)
+            else:
+                same = (fresh / name).read_bytes() == (root / RELEASE / name).read_bytes()
+            if not same:
+                problems.append(f"differs from generation: exercises/{name}")
+    return problems
+
+
+def _secret_and_public_lines(source: dict) -> tuple[set[str], set[str]]:
+    """Lines inside the solution / hidden-test / mark-scheme blocks, and lines outside them."""
+    secret, public = set(), set()
+    for cell in source.get("cells", []):
+        text = "".join(cell.get("source", ""))
+        depth = None
+        for line in text.splitlines():
+            stripped = line.strip()
+            opened = next((end for begin, end in _BLOCKS if begin in stripped), None)
+            if opened:
+                depth = opened
+                continue
+            if depth and depth in stripped:
+                depth = None
+                continue
+            (secret if depth else public).add(stripped)
+    return secret, public
+
+
+def _meaningful(line: str) -> bool:
+    """A line long and specific enough that finding it in the release means a leak."""
+    return (
+        len(line) >= 12 and not line.startswith("#") and re.search(r"[A-Za-z0-9]", line) is not None
+    )
+
+
+def leaks(root: Path = ROOT) -> list[str]:
+    """Solution lines, hidden tests or their markers found in the notebooks under exercises/."""
+    root = Path(root)
+    secret, public = set(), set()
+    for source in sorted((root / SOURCE).rglob("*.ipynb")):
+        s, p = _secret_and_public_lines(json.loads(source.read_text()))
+        secret |= s
+        public |= p
+    secret = {line for line in secret - public if _meaningful(line)}
+    found = []
+    for release in sorted((root / RELEASE).rglob("*.ipynb")):
+        nb = json.loads(release.read_text())
+        name = release.relative_to(root).as_posix()
+        for index, cell in enumerate(nb.get("cells", [])):
+            text = "".join(cell.get("source", ""))
+            for marker in MARKERS:
+                if marker in text:
+                    found.append(f"{name}, cell {index}: marker '{marker}'")
+            for line in text.splitlines():
+                if line.strip() in secret:
+                    found.append(f"{name}, cell {index}: solution or hidden line {line.strip()!r}")
+            for output in cell.get("outputs", []):
+                found.append(f"{name}, cell {index}: an output ({output.get('output_type')})")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.assignments",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="do not write; fail if exercises/ or the pages are out of date",
+    )
+    args = parser.parse_args(argv)
+    from tools import session_pages
+
+    if args.check:
+        problems = release_differences(ROOT) + leaks(ROOT) + session_pages.differences(ROOT)
+        for problem in problems:
+            print(problem)
+        print("up to date" if not problems else f"{len(problems)} problem(s)")
+        return 1 if problems else 0
+    names = assignments(ROOT)
+    generate(ROOT)
+    for stale in (ROOT / RELEASE).glob("session-*"):
+        if stale.name not in names:
+            shutil.rmtree(stale)
+    written = session_pages.write_all(ROOT)
+    print(f"exercises/: {', '.join(names)} regenerated from solutions/")
+    print(f"book/: {', '.join(p.name for p in written)}")
+    problems = leaks(ROOT)
+    for problem in problems:
+        print(problem)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,251 @@
+"""Check your answers: run the visible tests of your notebooks, question by question.
+
+    python -m tools.check [NOTEBOOK ...]        (make check NB=exercises/session-3/exit-test.ipynb)
+
+runs each notebook top to bottom in a fresh kernel (its own folder as working
+directory) and prints, per question, *passed*, *failed* with the test's message, or
+*not attempted* (the answer cell still raises NotImplementedError). The visible tests
+check the type and shape of an answer; the hidden tests, run when the notebook is
+graded, check its values. Without a notebook it checks the notebooks under exercises/
+that you changed (according to git), or all of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+
+
+def _title(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip().lstrip("#").strip()
+    return ""
+
+
+@dataclass
+class Question:
+    answer_id: str
+    title: str = ""
+    points: float = 0.0
+    written: bool = False
+    answer_index: int | None = None
+    test_indices: list[int] = field(default_factory=list)
+    status: str = "not attempted"
+    message: str = ""
+
+
+def questions(nb) -> list[Question]:
+    """The questions of a released notebook: answer cell, its test cells and its title."""
+    found: list[Question] = []
+    title = ""
+    for index, cell in enumerate(nb.cells):
+        meta = _meta(cell)
+        if cell.cell_type == "markdown" and meta.get("locked"):
+            title = _title(cell.source)
+        if meta.get("solution"):
+            q = Question(meta.get("grade_id", f"cell {index + 1}"), title, answer_index=index)
+            if meta.get("grade"):
+                q.written = True
+                q.points = float(meta.get("points", 0))
+            found.append(q)
+        elif meta.get("grade") and found:
+            found[-1].test_indices.append(index)
+            found[-1].points += float(meta.get("points", 0))
+    return found
+
+
+def _unchanged(cell) -> bool:
+    """True if an answer cell is still as released (nbgrader's checksum says so)."""
+    from nbgrader.utils import compute_checksum
+
+    checksum = _meta(cell).get("checksum")
+    return bool(checksum) and checksum == compute_checksum(cell)
+
+
+def _error(cell) -> tuple[str, str] | None:
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            return output.get("ename", ""), output.get("evalue", "")
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream" and output.get("name") == "stderr":
+            return "stderr", output.get("text", "").strip().splitlines()[-1] if output.get(
+                "text"
+            ) else ""
+    return None
+
+
+def _changed_locked(nb) -> list[str]:
+    from nbgrader.utils import compute_checksum
+
+    changed = []
+    for cell in nb.cells:
+        meta = _meta(cell)
+        if (
+            meta.get("locked")
+            and meta.get("checksum")
+            and meta["checksum"] != compute_checksum(cell)
+        ):
+            changed.append(meta.get("grade_id", "?"))
+    return changed
+
+
+def check(path: Path, timeout: int = 120) -> tuple[list[Question], list[str]]:
+    """Run one notebook and grade its visible tests; return the questions and warnings."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import DeadKernelError
+
+    nb = nbformat.read(path, as_version=4)
+    warnings = [
+        f"locked cell {gid} was changed: it will be put back as released when graded"
+        for gid in _changed_locked(nb)
+    ]
+    qs = questions(nb)
+    if not qs:
+        return [], ["no graded question found: is this a course notebook?"]
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        interrupt_on_timeout=True,
+        allow_errors=True,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    try:
+        client.execute()
+    except DeadKernelError:
+        warnings.append(
+            "the Python kernel stopped while running the notebook: later cells did not run"
+        )
+    for q in qs:
+        answer = nb.cells[q.answer_index]
+        if q.written:
+            q.status = "not answered yet" if _unchanged(answer) else "answered"
+            q.message = "graded by hand"
+            continue
+        answer_error = _error(answer)
+        test_errors = [_error(nb.cells[i]) for i in q.test_indices]
+        ran = all(
+            nb.cells[i].get("execution_count") or nb.cells[i].get("outputs") for i in q.test_indices
+        )
+        if (
+            _unchanged(answer)
+            or (answer_error and answer_error[0] == "NotImplementedError")
+            or any(e and e[0] == "NotImplementedError" for e in test_errors)
+        ):
+            q.status = "not attempted"
+        elif not ran:
+            q.status, q.message = "failed", "its test did not run (the kernel stopped before)"
+        elif answer_error:
+            q.status, q.message = (
+                "failed",
+                f"your answer cell raised {answer_error[0]}: {answer_error[1]}",
+            )
+        elif any(test_errors):
+            ename, evalue = next(e for e in test_errors if e)
+            q.status, q.message = "failed", f"{ename}: {evalue}" if evalue else ename
+        else:
+            q.status = "passed"
+    return qs, warnings
+
+
+def changed_notebooks(root: Path = ROOT) -> list[Path]:
+    """Notebooks under exercises/ that git sees as changed; all of them if none or no git."""
+    every = sorted((root / "exercises").rglob("*.ipynb"))
+    every = [p for p in every if ".ipynb_checkpoints" not in p.parts]
+    try:
+        out = subprocess.run(
+            ["git", "status", "--porcelain", "--", "exercises"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return every
+    if out.returncode != 0:
+        return every
+    changed = []
+    for line in out.stdout.splitlines():
+        name = line[3:].strip().strip('"')
+        if " -> " in name:
+            name = name.split(" -> ", 1)[1]
+        path = root / name
+        if path.suffix == ".ipynb" and path.exists():
+            changed.append(path)
+        elif path.is_dir():
+            changed += sorted(
+                p for p in path.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts
+            )
+    return sorted(set(changed)) or every
+
+
+def report(path: Path, qs: list[Question], warnings: list[str], root: Path = ROOT) -> str:
+    try:
+        name = path.resolve().relative_to(root)
+    except ValueError:
+        name = path
+    lines = [str(name)]
+    width = max((len(q.answer_id) for q in qs), default=2)
+    for q in qs:
+        pts = f"{q.points:g} pt{'s' if q.points != 1 else ''}"
+        line = f"  {q.answer_id:<{width}}  {pts:>6}  {q.status}"
+        if q.message:
+            line += f": {q.message}"
+        if q.title:
+            line += f"   [{q.title}]"
+        lines.append(line)
+    auto = [q for q in qs if not q.written]
+    counts = {s: sum(q.status == s for q in auto) for s in ("passed", "failed", "not attempted")}
+    lines.append(
+        "  "
+        + ", ".join(f"{n} {s}" for s, n in counts.items())
+        + " (visible tests: type and shape; the values are checked when graded)"
+    )
+    lines += [f"  warning: {w}" for w in warnings]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.check",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("notebooks", nargs="*", type=Path)
+    parser.add_argument("--timeout", type=int, default=120, help="seconds per cell (default 120)")
+    args = parser.parse_args(argv)
+    paths = args.notebooks or changed_notebooks()
+    if not paths:
+        print("no notebook to check (exercises/ is empty)")
+        return 1
+    status = 0
+    for path in paths:
+        if not path.exists():
+            print(f"{path}: no such notebook")
+            status = 2
+            continue
+        try:
+            qs, warnings = check(path, args.timeout)
+        except Exception as exc:  # a notebook that cannot be read or run
+            print(f"{path}: could not be checked ({type(exc).__name__}: {exc})")
+            status = 2
+            continue
+        print(report(path, qs, warnings))
+        print()
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

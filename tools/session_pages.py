@@ -1,0 +1,230 @@
+"""The book's page of each session: its exit test and exercises as a student receives them.
+
+    python -m tools.session_pages          write book/session-N.md for every exercises/session-N/
+    python -m tools.session_pages --check  fail if a page differs from what would be written
+
+(``make assignments`` runs it after regenerating exercises/.) A page is rendered from
+the released notebooks, never from solutions/: markdown cells as markdown (headings one
+level down), code cells as plain ``python`` blocks that the book does not execute. The
+first cell of each notebook (its header) is replaced by the page's own introduction,
+which links the chapters the header links.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from tools import assignments as course
+
+FRONT_MATTER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
+
+TITLES = {"exit-test": "Exit test", "exercises": "Exercises"}
+BOOK_LINK = re.compile(r"\[([^\]]+)\]\((?:\.\./)+book/([^)#\s]+\.md)(#[^)\s]*)?\)")
+
+
+def _text(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def _demote(markdown: str) -> str:
+    """Headings one level down (a notebook's ## becomes ###), code fences left alone."""
+    out, fence = [], None
+    for line in markdown.splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            mark = stripped[:3]
+            fence = None if fence == mark else (fence or mark)
+        if fence is None and re.match(r"#{1,5} ", line):
+            line = "#" + line
+        out.append(line)
+    return "\n".join(out)
+
+
+def _relink(markdown: str, root: Path) -> str:
+    """Links from a notebook to ../../book/X.md become links from a book page to X.md.
+
+    A chapter that is not in book/ yet stays plain text (a strict build fails on a link
+    to a missing page); ``make assignments`` links it once it exists.
+    """
+
+    def link(m):
+        if (Path(root) / "book" / m.group(2)).exists():
+            return f"[{m.group(1)}]({m.group(2)}{m.group(3) or ''})"
+        return m.group(1)
+
+    return BOOK_LINK.sub(link, markdown)
+
+
+def _fence(code: str) -> str:
+    ticks = "```"
+    while ticks in code:
+        ticks += "`"
+    return f"{ticks}python\n{code.rstrip()}\n{ticks}"
+
+
+def _order(paths: list[Path]) -> list[Path]:
+    rank = {"exit-test": 0, "exercises": 1}
+    return sorted(paths, key=lambda p: (rank.get(p.stem, 2), p.stem))
+
+
+def _links(notebooks: list[dict], root: Path) -> list[str]:
+    """The chapters the notebooks' headers link to, in order, without repeats."""
+    found: list[str] = []
+    for nb in notebooks:
+        cells = nb.get("cells", [])
+        if not cells:
+            continue
+        for m in BOOK_LINK.finditer(_text(cells[0])):
+            link = _relink(m.group(0).replace(m.group(3) or "", ""), root)
+            if link not in found:
+                found.append(link)
+    return found
+
+
+def _render_notebook(path: Path, nb: dict, number: int, root: Path) -> list[str]:
+    heading = TITLES.get(path.stem)
+    cells = nb.get("cells", [])
+    if heading is None:
+        heading = _text(cells[0]).splitlines()[0].lstrip("#").strip() if cells else path.stem
+    rel = f"exercises/session-{number}/{path.name}"
+    parts = [f"## {heading}", f"The notebook `{rel}`, as you receive it (without its answers)."]
+    for cell in cells[1:]:
+        text = _text(cell).strip("\n")
+        if not text.strip():
+            continue
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") == "code":
+            if meta.get("grade"):
+                points = meta.get("points", 0)
+                label = (
+                    f"*Test cell, {points:g} point{'s' if points != 1 else ''} (the visible tests; "
+                    "hidden tests are added when the notebook is graded):*"
+                )
+            elif meta.get("solution"):
+                label = "*Your answer:*"
+            elif meta.get("locked") and cell is cells[1]:
+                label = "*Set-up cell (run it first):*"
+            else:
+                label = ""
+            parts.append((label + "\n\n" if label else "") + _fence(text))
+        elif meta.get("solution"):
+            # a written answer: the student writes in this cell
+            quoted = "\n".join(
+                f"> {line}" if line else ">" for line in _relink(text, root).splitlines()
+            )
+            parts.append("*Your answer, in the notebook's cell:*\n\n" + quoted)
+        elif cell.get("cell_type") == "markdown":
+            parts.append(_demote(_relink(text, root)))
+        else:
+            parts.append(_fence(text).replace("```python", "```text", 1))
+    return parts
+
+
+def render(root: Path, assignment: str) -> str:
+    """The page of one session, rendered from exercises/<assignment>/."""
+    number = int(course.ASSIGNMENT.match(assignment).group(1))
+    paths = _order(course.notebooks(root, assignment, course.RELEASE))
+    notebooks = [json.loads(p.read_text()) for p in paths]
+    links = _links(notebooks, root)
+    reading = (
+        ", ".join(links[:-1]) + (" and " if len(links) > 1 else "") + (links[-1] if links else "")
+    )
+    names = " and ".join(f"`exercises/session-{number}/{p.name}`" for p in paths)
+    first = (
+        f"exercises/session-{number}/{paths[0].name}" if paths else f"exercises/session-{number}"
+    )
+    intro = (
+        "It ends with two graded notebooks: the **exit test**, to answer without looking back "
+        "at the chapters, and the **exercises**, computations with `memkit` that confirm "
+        "results of the session's chapters. Both are shown below as you receive them, "
+        "without their answers."
+    )
+    how = [
+        f"- **Open.** `make lab` opens JupyterLab on the course; the notebooks are {names}. "
+        "Answer each question in the cell under it, in place of "
+        "`raise NotImplementedError()`, and run the test cell that follows: it checks the "
+        "type and shape of your answer.",
+        f"- **Check.** `make check NB={first}` runs a notebook in a fresh kernel and prints, "
+        "per question, *passed*, *failed* (with the message) or *not attempted*; "
+        "`make check` alone checks every notebook you changed. Hidden tests check the "
+        "values when the notebook is graded.",
+        "- **Submit.** On the course's JupyterHub: the *Assignments* tab, then *Submit* "
+        f"(or `nbgrader submit session-{number} --course memcourse` in a terminal). In "
+        f"self-study: hand in the folder `exercises/session-{number}/`, or a zip of it, "
+        "the way your instructor asks.",
+    ]
+    parts = [
+        FRONT_MATTER.rstrip("\n"),
+        f"({assignment})=\n# Session {number} · Exit test and exercises",
+        f"Session {number} reads {reading}." if links else f"Session {number} ends here.",
+        intro,
+        "## Open, check, submit",
+        "\n".join(how),
+    ]
+    for path, nb in zip(paths, notebooks):
+        parts += _render_notebook(path, nb, number, root)
+    return "\n\n".join(parts) + "\n"
+
+
+def page_path(root: Path, assignment: str) -> Path:
+    return Path(root) / "book" / f"{assignment}.md"
+
+
+def write_all(root: Path = course.ROOT) -> list[Path]:
+    """Write the page of every released session; return the pages written."""
+    written = []
+    for assignment in course.assignments(root, course.RELEASE):
+        path = page_path(root, assignment)
+        path.write_text(render(root, assignment))
+        written.append(path)
+    return written
+
+
+def differences(root: Path = course.ROOT) -> list[str]:
+    """Pages missing or out of date with respect to exercises/."""
+    problems = []
+    for assignment in course.assignments(root, course.RELEASE):
+        path = page_path(root, assignment)
+        if not path.exists():
+            problems.append(f"missing page: book/{path.name} (make assignments)")
+        elif path.read_text() != render(root, assignment):
+            problems.append(f"out of date: book/{path.name} (make assignments)")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.session_pages",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args(argv)
+    if args.check:
+        problems = differences()
+        for problem in problems:
+            print(problem)
+        return 1 if problems else 0
+    for path in write_all():
+        print(f"wrote {path.relative_to(course.ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

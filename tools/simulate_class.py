@@ -1,0 +1,307 @@
+"""Simulated students: a class of submissions to try the grading loop on.
+
+    python -m tools.simulate_class --students 20 [--assignments session-1 session-3]
+                                   [--zoo] [--seed 0] [--course-dir .] [--zip class.zip]
+
+writes ``submitted/<student>/<assignment>/*.ipynb`` (nbgrader's layout) from the
+released notebooks of ``exercises/`` and the answers of ``solutions/``. Student 1
+answers everything, student 2 nothing (the blank release), the others a random part
+of the questions. With ``--zoo`` the first assignment also gets one submission of
+each kind of trouble (see ``ZOO``). ``--zip`` packs the class as ``nbgrader
+zip_collect`` expects (one folder per student) instead of filling ``submitted/``.
+
+Each simulated student comes with the score it should get, so that a test can
+compare the grader's result with it (``expected`` in the manifest).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import random
+import sys
+import zipfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from tools import assignments as course
+
+# The kinds of trouble a submission can bring, and the notebook they hit.
+ZOO = {
+    "invalid-json": "the notebook file is cut in the middle: not valid JSON",
+    "loop-ignoring-sigint": "an answer loops forever and ignores the interrupt (SIGINT)",
+    "kernel-exit": "an answer kills its kernel with os._exit",
+    "endless-print": "an answer prints without end",
+    "deleted-test": "the first test cell was deleted",
+    "deleted-setup": "the set-up cell was deleted",
+    "duplicated-test": "the first test cell was copied (a duplicated grade id)",
+    "retyped-test": "the first test cell was turned into a markdown cell",
+    "edited-test": "the first test cell was replaced by `pass`, its question left blank",
+}
+
+_MARKER_LINES = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN MARK SCHEME", "END MARK SCHEME")
+
+
+def _nbgrader(cell: dict) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def _text(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def answer_text(source_cell: dict) -> str:
+    """What a student who knows the answer writes: the source cell without nbgrader's markers."""
+    lines = _text(source_cell).splitlines()
+    return "\n".join(line for line in lines if not any(m in line for m in _MARKER_LINES)).strip(
+        "\n"
+    )
+
+
+@dataclass
+class Question:
+    """One answer cell of a notebook and the points of the test cell(s) that grade it."""
+
+    answer_id: str
+    code: bool
+    points: float  # autograded points that depend on this answer
+    test_ids: list[str] = field(default_factory=list)
+
+
+def questions(source: dict) -> list[Question]:
+    """The questions of a source notebook: each answer cell with the test cells after it."""
+    found: list[Question] = []
+    for cell in source["cells"]:
+        meta = _nbgrader(cell)
+        if meta.get("solution") and not meta.get("grade"):
+            found.append(Question(meta["grade_id"], cell["cell_type"] == "code", 0.0))
+        elif meta.get("grade") and not meta.get("solution") and found:
+            found[-1].points += float(meta.get("points", 0))
+            found[-1].test_ids.append(meta["grade_id"])
+        elif meta.get("grade") and meta.get("solution"):
+            # a written answer: graded by hand, no autograded points
+            found.append(Question(meta["grade_id"], False, 0.0))
+    return found
+
+
+def autograded_points(source: dict) -> float:
+    """All the points the autograder can give on a notebook (written answers excluded)."""
+    return sum(q.points for q in questions(source))
+
+
+def student_notebook(source: dict, release: dict, answered: set[str]) -> dict:
+    """The release with the answers of ``answered`` (grade ids of answer cells) filled in."""
+    by_id = {
+        _nbgrader(c).get("grade_id"): c for c in source["cells"] if _nbgrader(c).get("solution")
+    }
+    nb = copy.deepcopy(release)
+    for cell in nb["cells"]:
+        grade_id = _nbgrader(cell).get("grade_id")
+        if _nbgrader(cell).get("solution") and grade_id in answered and grade_id in by_id:
+            cell["source"] = answer_text(by_id[grade_id])
+    return nb
+
+
+def _index(nb: dict, grade_id: str) -> int:
+    return next(i for i, c in enumerate(nb["cells"]) if _nbgrader(c).get("grade_id") == grade_id)
+
+
+def _code_questions(source: dict) -> list[Question]:
+    return [q for q in questions(source) if q.code and q.test_ids]
+
+
+def troubled(kind: str, source: dict, release: dict) -> tuple[str, float]:
+    """A full submission with one trouble of ``kind``: (file text, expected autograded score)."""
+    full = student_notebook(source, release, {q.answer_id for q in questions(source)})
+    total = autograded_points(source)
+    first, second = (_code_questions(source) + _code_questions(source))[:2]
+    nb = copy.deepcopy(full)
+    expected = total
+    if kind == "invalid-json":
+        text = json.dumps(full, indent=1)
+        return text[: len(text) // 2] + "\n<<< the file ends here", 0.0
+    if kind == "loop-ignoring-sigint":
+        nb["cells"][_index(nb, first.answer_id)]["source"] = (
+            "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"
+        )
+        expected = total - first.points
+    elif kind == "kernel-exit":
+        nb["cells"][_index(nb, second.answer_id)]["source"] = "import os\nos._exit(1)"
+        expected = total - second.points
+    elif kind == "endless-print":
+        nb["cells"][_index(nb, first.answer_id)]["source"] = (
+            "while True:\n    print('all work and no play ' * 4)"
+        )
+        expected = total - first.points
+    elif kind == "deleted-test":
+        del nb["cells"][_index(nb, first.test_ids[0])]
+    elif kind == "deleted-setup":
+        del nb["cells"][_index(nb, "setup")]
+    elif kind == "duplicated-test":
+        i = _index(nb, first.test_ids[0])
+        nb["cells"].insert(i + 1, copy.deepcopy(nb["cells"][i]))
+        nb["cells"][i + 1]["id"] = nb["cells"][i]["id"] + "-copy"
+    elif kind == "retyped-test":
+        cell = nb["cells"][_index(nb, first.test_ids[0])]
+        cell["cell_type"] = "markdown"
+        cell.pop("outputs", None)
+        cell.pop("execution_count", None)
+    elif kind == "edited-test":
+        release_answer = release["cells"][_index(release, first.answer_id)]
+        nb["cells"][_index(nb, first.answer_id)]["source"] = _text(release_answer)
+        nb["cells"][_index(nb, first.test_ids[0])]["source"] = "pass"
+        expected = total - first.points
+    else:
+        raise ValueError(f"unknown kind {kind!r}; one of {sorted(ZOO)}")
+    return json.dumps(nb, indent=1) + "\n", expected
+
+
+@dataclass
+class Submission:
+    """One simulated submission and the autograded score it should receive."""
+
+    student: str
+    assignment: str
+    kind: str  # full, blank, partial or a ZOO kind
+    expected: float
+    max_score: float
+    notebooks: dict[str, float]  # expected score per notebook
+
+
+def _read(path: Path) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+def release_dir(root: Path) -> Path:
+    """The released notebooks of the course: exercises/ (generated if it is missing)."""
+    return Path(root) / course.RELEASE
+
+
+def simulate(
+    root: Path,
+    n_students: int = 20,
+    which: list[str] | None = None,
+    zoo: bool = False,
+    seed: int = 0,
+    out: Path | None = None,
+    kinds: dict[str, str] | None = None,
+) -> list[Submission]:
+    """Write a simulated class into ``out`` (default ``<root>/submitted``).
+
+    Returns what each submission should get.
+
+    ``kinds`` may fix the kind of chosen students (student id -> kind); the others follow
+    the default mix described in the module docstring.
+    """
+    root = Path(root)
+    out = Path(out) if out else root / "submitted"
+    names = which or course.assignments(root)
+    rng = random.Random(seed)
+    students = [f"student-{i:02d}" for i in range(1, n_students + 1)]
+    plan = dict(kinds or {})
+    if zoo:
+        free = [s for s in students[2:] if s not in plan]
+        if len(free) < len(ZOO):
+            raise ValueError(f"--zoo needs at least {len(ZOO) + 2} students")
+        plan.update(zip(free, ZOO))
+    made = []
+    for a_index, assignment in enumerate(names):
+        sources = {p.name: _read(p) for p in course.notebooks(root, assignment)}
+        releases = {p.name: _read(p) for p in course.notebooks(root, assignment, course.RELEASE)}
+        if sorted(sources) != sorted(releases):
+            raise SystemExit(
+                f"exercises/{assignment} is not generated from solutions/: make assignments"
+            )
+        troubled_name = "exit-test.ipynb" if "exit-test.ipynb" in sources else sorted(sources)[0]
+        for s_index, student in enumerate(students):
+            kind = plan.get(student) or (
+                "full" if s_index == 0 else "blank" if s_index == 1 else "partial"
+            )
+            if kind in ZOO and a_index != 0:
+                kind = "full"
+            folder = out / student / assignment
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "timestamp.txt").write_text(
+                f"2026-03-0{1 + a_index % 9} 12:{s_index % 60:02d}:00.000000 UTC"
+            )
+            expected = {}
+            for name, source in sources.items():
+                qs = questions(source)
+                if kind in ZOO and name == troubled_name:
+                    text, expected[name] = troubled(kind, source, releases[name])
+                    (folder / name).write_text(text)
+                    continue
+                if kind == "blank":
+                    answered = set()
+                elif kind == "partial":
+                    answered = {q.answer_id for q in qs if rng.random() < 0.5}
+                else:
+                    answered = {q.answer_id for q in qs}
+                nb = student_notebook(source, releases[name], answered)
+                (folder / name).write_text(json.dumps(nb, indent=1) + "\n")
+                expected[name] = sum(q.points for q in qs if q.answer_id in answered)
+            made.append(
+                Submission(
+                    student,
+                    assignment,
+                    kind,
+                    sum(expected.values()),
+                    sum(autograded_points(s) for s in sources.values()),
+                    expected,
+                )
+            )
+    return made
+
+
+def zip_class(folder: Path, archive: Path) -> Path:
+    """Pack ``folder`` (student/assignment/notebook) as one archive, a folder per student."""
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(Path(folder).rglob("*")):
+            if path.is_file():
+                zf.write(path, path.relative_to(folder).as_posix())
+    return archive
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.simulate_class",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--students", type=int, default=20)
+    parser.add_argument("--assignments", nargs="*", help="default: every assignment")
+    parser.add_argument("--zoo", action="store_true", help="add one submission of each trouble")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--course-dir", type=Path, default=course.ROOT)
+    parser.add_argument(
+        "--zip", type=Path, help="write the class as this zip instead of submitted/"
+    )
+    parser.add_argument("--manifest", type=Path, help="write the expected scores (JSON) here")
+    args = parser.parse_args(argv)
+    root = args.course_dir.resolve()
+    if args.zip:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            made = simulate(root, args.students, args.assignments, args.zoo, args.seed, Path(tmp))
+            zip_class(Path(tmp), args.zip)
+        where = args.zip
+    else:
+        made = simulate(root, args.students, args.assignments, args.zoo, args.seed)
+        where = root / "submitted"
+    if args.manifest:
+        args.manifest.write_text(json.dumps([asdict(m) for m in made], indent=1))
+    kinds = {}
+    for m in made:
+        kinds[m.kind] = kinds.get(m.kind, 0) + 1
+    print(
+        f"{len({m.student for m in made})} students, {len(made)} submissions in {where}: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
