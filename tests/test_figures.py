@@ -2,6 +2,7 @@
 
 import base64
 import io
+import pathlib
 
 import ipywidgets as widgets
 import numpy as np
@@ -25,7 +26,7 @@ def three_values(control):
             candidates = np.unique(np.round(candidates).astype(int))
         values = [type(control.value)(c) for c in candidates if c != control.value]
         values = [values[0], values[len(values) // 2], values[-1]]
-    assert len(values) >= 3 or len(values) == len(set(values)), control
+    assert len(values) >= 3 and len(set(values)) == len(values), f"{control} has too few values"
     return values[:3]
 
 
@@ -99,3 +100,14 @@ def test_default_state_can_be_given(figure_id):
     assert fig.controls[name].value == value
     default.controls[name].value = value
     assert fig.caption == default.caption
+
+
+@pytest.mark.parametrize("figure_id", ALL)
+def test_every_figure_is_displayed_in_its_chapter(figure_id):
+    """The chapter a figure declares (as in seed/FIGURES.md) shows it."""
+    chapter = figures.get(figure_id).chapter
+    book = pathlib.Path(__file__).resolve().parents[1] / "book"
+    pattern = "prologue.md" if chapter == "Prologue" else f"ch{int(chapter):02d}-*.md"
+    pages = list(book.glob(pattern))
+    assert len(pages) == 1, f"{figure_id}: no single page for chapter {chapter}"
+    assert f'figures.get("{figure_id}")' in pages[0].read_text()
