@@ -422,3 +422,22 @@ def hopfield_classical_capacity(N):
     Integer ``N >= 1``; returns a float.
     """
     return HOPFIELD_CLASSICAL_LOAD * as_count(N, "N")
+
+
+def softmax_beta_for(M, d):
+    """Smallest inverse temperature at which the D7 formula holds M pairs in R^d.
+
+    Chapter 6 (the length scaling of ``beta``), eq. ``beta - beta^2/d = (1/2) ln M``,
+    i.e. ``beta = (d/2) (1 - sqrt(1 - 2 ln M / d))``, which is close to
+    ``(1/2) ln M`` while ``ln M << d``: ``beta`` has to grow with the log of the
+    number of stored pairs. ``M >= 1`` a count, integer ``d >= 1`` with
+    ``ln M <= d/2`` (beyond that the Gaussian formula, whose peak is ``e^{d/2}`` at
+    ``beta = d/2``, never reaches M). Returns a float.
+    """
+    M = as_count(M, "M")
+    d = as_count(d, "d")
+    half_log = 0.5 * math.log(M)
+    if 2.0 * half_log > d / 2.0:
+        raise ValueError(f"M must satisfy ln M <= d/2 = {d / 2:g} for the D7 formula, got ln M = "
+                         f"{2 * half_log:.3g}")
+    return 0.5 * d * (1.0 - math.sqrt(1.0 - 4.0 * half_log / d))
