@@ -17,7 +17,7 @@ from memkit import attention, style
 from memkit.figures.base import InteractiveFigure
 
 #: angles between the query and the seven unit keys, in degrees
-KEY_ANGLES = np.array([0.0, 30.0, 65.0, 100.0, 145.0, 200.0, 250.0])
+KEY_ANGLES = np.array([0.0, 40.0, 70.0, 105.0, 145.0, 200.0, 250.0])
 #: their similarities s_i = cos(angle)
 SIMILARITIES = np.cos(np.radians(KEY_ANGLES))
 BETA_MAX = 14.0
