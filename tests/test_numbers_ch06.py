@@ -232,3 +232,86 @@ def test_rank_lift_reports_the_ranks(beta):
     assert data["rank_scores"] == 2
     assert data["rank_A"] == (1 if beta == 0 else 10)
     np.testing.assert_allclose(data["A"].sum(axis=1), 1.0)
+
+
+# ------------------------------------------------------------ session 5: the hidden tests hold
+
+
+def _exit_test_cells():
+    import json
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "solutions" / "session-5" / "exit-test.ipynb"
+    cells = json.loads(path.read_text())["cells"]
+    return {c["metadata"]["nbgrader"]["grade_id"]: "".join(c["source"]) for c in cells}
+
+
+def _grade(answer: str, test_id: str) -> bool:
+    """Run the set-up cell, a submitted answer and a locked test cell (hidden part included)."""
+    cells = _exit_test_cells()
+    namespace: dict = {}
+    exec(cells["setup"], namespace)
+    exec(answer, namespace)
+    try:
+        exec(cells[test_id], namespace)
+    except (AssertionError, RuntimeError, FloatingPointError, ValueError):
+        return False
+    return True
+
+
+_SOLUTION_READ = _exit_test_cells()["q1"]
+
+_MEMKIT_READ = '''
+from memkit import attention
+def soft_read(K, V, q, beta):
+    return attention.attend(K, V, q, beta)
+'''
+
+_HIDDEN_MEMKIT_READ = '''
+import importlib
+def soft_read(K, V, q, beta):
+    module = importlib.import_module("memkit" + ".attention")
+    return getattr(module, "att" + "end")(K, V, q, beta)
+'''
+
+_UNSTABLE_READ = '''
+def soft_read(K, V, q, beta):
+    w = np.exp(beta * (np.asarray(K) @ np.asarray(q)))
+    a = w / w.sum()
+    return np.asarray(V).T @ a, a
+'''
+
+
+def test_exit_test_q1_solution_earns_its_points():
+    assert _grade(_SOLUTION_READ, "q1-tests")
+
+
+@pytest.mark.parametrize("answer", [_MEMKIT_READ, _HIDDEN_MEMKIT_READ, _UNSTABLE_READ],
+                         ids=["memkit by name", "memkit hidden by importlib", "unstable softmax"])
+def test_exit_test_q1_a_library_read_or_an_unstable_one_loses_the_points(answer):
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert not _grade(answer, "q1-tests")
+
+
+def test_exit_test_letters_must_be_plain_strings():
+    lying = '''
+class _Yes(str):
+    def __eq__(self, other):
+        return True
+    __hash__ = str.__hash__
+q5 = _Yes("B")
+q2 = {_Yes("B")}
+'''
+    assert not _grade(lying, "q5-tests")
+    assert not _grade(lying, "q2-tests")
+    assert _grade('q5 = "A"', "q5-tests")
+
+
+def test_exit_test_hidden_tests_compute_nothing_with_memkit():
+    """Convention 1: expected values are literals, never recomputed at grading time."""
+    for grade_id, source in _exit_test_cells().items():
+        if grade_id.endswith("-tests"):
+            hidden = "\n".join(line.split("#")[0]
+                               for line in source.split("### BEGIN HIDDEN TESTS")[1].splitlines())
+            for call in ("attention.attend(", "capacity.softmax", "softmax_jacobian("):
+                assert call not in hidden, (grade_id, call)
