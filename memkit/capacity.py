@@ -179,7 +179,8 @@ def softmax_ratio(M, d, beta):
     """Predicted interference-to-signal ratio of a softmax memory of M random pairs.
 
     Chapter 6 (D7), eq. ``sqrt(M) exp(beta^2/d - beta)`` (Gaussian approximation of
-    ``s``). ``M`` a count or an array; returns a float or an array.
+    ``s``, valid for ``beta << d``; :func:`softmax_ratio_exact` uses the exact moment).
+    ``M`` a count or an array; returns a float or an array.
     """
     M = _memory_counts(M)
     d = as_count(d, "d")
