@@ -6,18 +6,30 @@ outputs of the old code. Before a build this script hashes memkit's sources and,
 if the hash differs from the one stored beside the cache, deletes the cache, so
 that the next build executes every chapter again with the new code.
 
+It then executes, in parallel (one kernel per core, jupyter-cache's ``local-parallel``
+executor), every chapter of _toc.yml whose outputs are not in the cache yet, reading
+them with MyST-NB's own reader so that the build finds them there: Jupyter Book alone
+executes one chapter after another.
+
     python tools/execution_cache.py      # run by make book, make pdf and the tests
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import pathlib
 import shutil
+import sys
+
+import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CACHE = ROOT / "_build" / ".jupyter_cache"
 STAMP = ROOT / "_build" / ".jupyter_cache.memkit-sha256"
+#: how MyST-NB reads a chapter (the cache matches notebooks by what this reader gives)
+MYST_READER = {"type": "plugin", "name": "myst_nb_md"}
+TIMEOUT = 300  # seconds per cell, as _config.yml's execute.timeout
 
 
 def memkit_hash() -> str:
@@ -29,7 +41,7 @@ def memkit_hash() -> str:
     return digest.hexdigest()
 
 
-def main() -> None:
+def clear_if_memkit_changed() -> None:
     current = memkit_hash()
     if STAMP.exists() and STAMP.read_text().strip() == current:
         return
@@ -38,6 +50,51 @@ def main() -> None:
         print("memkit changed since the last build: execution cache cleared")
     STAMP.parent.mkdir(parents=True, exist_ok=True)
     STAMP.write_text(current + "\n")
+
+
+def chapters() -> list[pathlib.Path]:
+    """The MyST notebooks of _toc.yml (every page of the book)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    names = [toc["root"]]
+    for part in toc.get("parts", []):
+        for chapter in part.get("chapters", []):
+            names.append(chapter["file"])
+            names.extend(section["file"] for section in chapter.get("sections", []))
+    return [ROOT / f"{name}.md" for name in names]
+
+
+def execute_in_parallel() -> None:
+    """Execute the chapters missing from the cache, one kernel per core.
+
+    A chapter that fails here is left out of the cache; the strict build then runs it
+    again on its own and reports the error with its traceback.
+    """
+    from jupyter_cache import get_cache
+    from jupyter_cache.executors import load_executor
+
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    cache = get_cache(str(CACHE))
+    records = [cache.add_nb_to_project(str(path), read_data=MYST_READER) for path in chapters()]
+    stale = [r for r in records if cache.get_cached_project_nb(r.pk) is None]
+    if not stale:
+        return
+    print(f"executing {len(stale)} chapter(s) in parallel ...", flush=True)
+    result = load_executor("local-parallel", cache).run_and_cache(
+        filter_pks=[r.pk for r in stale], timeout=TIMEOUT
+    )
+    failed = [r.pk for r in stale if r.uri in result.excepted + result.errored]
+    if failed:  # two kernels starting at once can race for a port: once more, one at a time
+        result = load_executor("local-serial", cache).run_and_cache(
+            filter_pks=failed, timeout=TIMEOUT
+        )
+        for uri in result.excepted + result.errored:
+            print(f"  failed (the build will show why): {os.path.relpath(uri, ROOT)}",
+                  file=sys.stderr)
+
+
+def main() -> None:
+    clear_if_memkit_changed()
+    execute_in_parallel()
 
 
 if __name__ == "__main__":

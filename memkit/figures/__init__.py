@@ -24,10 +24,13 @@ from memkit.figures.base import InteractiveFigure
 
 __all__ = ["InteractiveFigure", "get", "ids"]
 
+#: modules of the package that hold no figure: the protocol and the frame renderer
+NOT_FIGURES = {"base", "frames"}
+
 
 def ids() -> list[str]:
     """Every registered figure id, sorted."""
-    names = (m.name for m in pkgutil.iter_modules(__path__) if m.name != "base")
+    names = (m.name for m in pkgutil.iter_modules(__path__) if m.name not in NOT_FIGURES)
     return sorted(name.replace("_", "-") for name in names)
 
 

@@ -1,0 +1,127 @@
+"""Every state of a figure, rendered once: the frames that make a figure live on a static page.
+
+A figure declares its controls once (``make_controls``); this module reads that
+declaration to enumerate the figure's whole control space (a slider's steps, the
+options of a row of buttons, tabs or a picker, the two states of a toggle) and draws
+each state through the figure's own code path, so that a frame has exactly the pixels
+the live widget shows for that state (``png(with_reading=False)``) and the reading is
+the figure's own ``caption``. The HTML book plays the frames with a small script
+(``tools/live_figures.py``); nothing is declared a second time.
+
+    spec = describe(figures.get("recall-noise"))     # controls, as the page shows them
+    for key, state in states(fig): ...               # every reachable state
+    spec, frames = render("recall-noise")            # spec + {key: (webp bytes, reading)}
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+from typing import Any
+
+import ipywidgets as widgets
+import numpy as np
+from PIL import Image
+
+from memkit import figures
+
+#: widget classes and the kind of page control each becomes
+SLIDERS = (widgets.IntSlider, widgets.FloatSlider)
+CHOICES = (widgets.ToggleButtons, widgets.Dropdown, widgets.RadioButtons)
+TOGGLES = (widgets.Checkbox, widgets.ToggleButton)
+
+
+def _options(control) -> list[tuple[str, Any]]:
+    """(label, value) of each option of a choice control."""
+    labels = list(control._options_labels)
+    values = list(control._options_values)
+    return list(zip(labels, values))
+
+
+def control_values(control) -> list[Any]:
+    """Every value a control can take, in order (a slider sampled at its own step)."""
+    if isinstance(control, widgets.IntSlider):
+        return list(range(control.min, control.max + 1, control.step))
+    if isinstance(control, widgets.FloatSlider):
+        count = int(round((control.max - control.min) / control.step)) + 1
+        decimals = max(0, -int(np.floor(np.log10(control.step))) + 1)
+        return [round(control.min + i * control.step, decimals) for i in range(count)]
+    if isinstance(control, CHOICES):
+        return [value for _, value in _options(control)]
+    if isinstance(control, TOGGLES):
+        return [False, True]
+    raise TypeError(
+        f"control {type(control).__name__} has no finite set of values: use a slider, "
+        "buttons, tabs, a picker or a toggle"
+    )
+
+
+def _kind(control) -> str:
+    if isinstance(control, SLIDERS):
+        return "slider"
+    if isinstance(control, (widgets.ToggleButtons, widgets.RadioButtons)):
+        return "buttons"
+    if isinstance(control, widgets.Dropdown):
+        return "picker"
+    return "toggle"
+
+
+def _label(control, value) -> str:
+    """How the control shows a value (the slider's readout, the option's label)."""
+    if isinstance(control, CHOICES):
+        return next(label for label, v in _options(control) if v == value)
+    if isinstance(control, widgets.FloatSlider):
+        return format(value, control.readout_format)
+    return str(value)
+
+
+def describe(figure) -> dict:
+    """The figure's controls as the page draws them: kind, label, values, default."""
+    controls = []
+    for name, control in figure.controls.items():
+        values = control_values(control)
+        default = values.index(min(values, key=lambda v: _distance(v, control.value)))
+        controls.append({
+            "name": name,
+            "kind": _kind(control),
+            "label": control.description or name,
+            "values": [_label(control, v) for v in values],
+            "default": default,
+        })
+    return {"id": figure.id, "controls": controls}
+
+
+def _distance(a, b) -> float:
+    if isinstance(a, (int, float)) and not isinstance(a, bool):
+        return abs(a - b)
+    return 0.0 if a == b else 1.0
+
+
+def states(figure) -> list[tuple[str, dict]]:
+    """(key, state) for every combination of control values; key = indices joined by ","."""
+    names = list(figure.controls)
+    axes = [list(enumerate(control_values(figure.controls[n]))) for n in names]
+    out = []
+    for combination in itertools.product(*axes):
+        key = ",".join(str(i) for i, _ in combination)
+        out.append((key, {n: v for n, (_, v) in zip(names, combination)}))
+    return out
+
+
+def encode(png: bytes) -> bytes:
+    """A frame as lossless WebP: the widget's pixels, at about a third of the PNG's bytes."""
+    buffer = io.BytesIO()
+    Image.open(io.BytesIO(png)).save(buffer, format="webp", lossless=True, quality=80, method=4)
+    return buffer.getvalue()
+
+
+def render(figure_id: str) -> tuple[dict, dict[str, tuple[bytes, str]]]:
+    """The spec of a figure and every frame: {key: (WebP bytes, reading)}."""
+    figure = figures.get(figure_id)
+    spec = describe(figure)
+    frames = {}
+    for key, state in states(figure):
+        for name, value in state.items():
+            figure.controls[name].value = value
+        frames[key] = (encode(figure.png(with_reading=False)), figure.caption)
+    return spec, frames

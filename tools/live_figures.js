@@ -1,0 +1,152 @@
+/* The live figures of the HTML book (tools/live_figures.py writes their data and frames).
+ *
+ * Each figure cell is followed by <div class="memfig-live"> holding the figure's controls,
+ * as memkit declares them, and the reading of every state. When the figure comes into
+ * view the player draws the controls above the picture (a slider, a row of buttons, a
+ * picker or a toggle, with the widget's labels and default), and on every change shows
+ * the frame of that state (rendered at build time by the figure's own code) with its
+ * reading under it; the reading is also the picture's alt text. Nothing is fetched from
+ * another site; without JavaScript the page keeps the default picture and its reading.
+ */
+(function () {
+  "use strict";
+
+  function element(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function setup(root) {
+    var data = JSON.parse(root.querySelector('script[type="application/json"]').textContent);
+    var cell = root.previousElementSibling;
+    var img = cell && cell.querySelector(".cell_output img");
+    if (!img) return;
+    var index = data.controls.map(function (c) { return c.default; });
+    var panel = element("div", "memfig-controls");
+    panel.setAttribute("role", "group");
+    panel.setAttribute("aria-label", "controls of the figure " + data.id);
+    var reading = element("p", "memfig-reading");
+    reading.setAttribute("aria-live", "polite");
+    var cache = {};
+
+    function key(at) { return at.join(","); }
+    function source(k) { return data.base + data.id + "/" + k.replace(/,/g, "-") + ".webp"; }
+    function prefetch(k) {
+      if (!cache[k] && data.frames[k] !== undefined) {
+        cache[k] = new Image();
+        cache[k].src = source(k);
+      }
+    }
+    function show() {
+      var k = key(index);
+      img.src = source(k);
+      img.alt = data.frames[k];
+      reading.textContent = data.frames[k];
+      root.dataset.state = k;
+      index.forEach(function (value, i) {  // the neighbours a drag reaches next
+        [-1, 1].forEach(function (step) {
+          var at = index.slice();
+          at[i] = value + step;
+          prefetch(key(at));
+        });
+      });
+    }
+
+    data.controls.forEach(function (control, i) {
+      var row = element("div", "memfig-control memfig-" + control.kind);
+      var id = "memfig-" + data.id + "-" + control.name;
+      var label = element("label", "memfig-label", control.label);
+      label.htmlFor = id;
+      row.appendChild(label);
+      if (control.kind === "slider") {
+        var slider = element("input");
+        slider.type = "range";
+        slider.id = id;
+        slider.min = 0;
+        slider.max = control.values.length - 1;
+        slider.step = 1;
+        slider.value = control.default;
+        var readout = element("output", "memfig-readout", control.values[control.default]);
+        readout.htmlFor = id;
+        slider.setAttribute("aria-valuetext", control.values[control.default]);
+        slider.addEventListener("input", function () {
+          index[i] = Number(slider.value);
+          readout.textContent = control.values[index[i]];
+          slider.setAttribute("aria-valuetext", control.values[index[i]]);
+          show();
+        });
+        row.appendChild(slider);
+        row.appendChild(readout);
+      } else if (control.kind === "picker") {
+        var select = element("select");
+        select.id = id;
+        control.values.forEach(function (text, j) {
+          var option = element("option", "", text);
+          option.value = j;
+          select.appendChild(option);
+        });
+        select.value = control.default;
+        select.addEventListener("change", function () { index[i] = Number(select.value); show(); });
+        row.appendChild(select);
+      } else if (control.kind === "toggle") {
+        var box = element("input");
+        box.type = "checkbox";
+        box.id = id;
+        box.checked = control.default === 1;
+        box.addEventListener("change", function () { index[i] = box.checked ? 1 : 0; show(); });
+        row.appendChild(box);
+      } else {  // a row of buttons, tabs or a pick: one pressed at a time
+        var group = element("div", "memfig-buttons");
+        group.setAttribute("role", "group");
+        group.setAttribute("aria-label", control.label);
+        var buttons = control.values.map(function (text, j) {
+          var button = element("button", "memfig-button", text);
+          button.type = "button";
+          button.setAttribute("aria-pressed", String(j === control.default));
+          button.addEventListener("click", function () {
+            index[i] = j;
+            buttons.forEach(function (b, n) { b.setAttribute("aria-pressed", String(n === j)); });
+            show();
+          });
+          group.appendChild(button);
+          return button;
+        });
+        if (buttons.length) buttons[0].id = id;
+        row.appendChild(group);
+      }
+      panel.appendChild(row);
+    });
+
+    var output = img.closest(".cell_output") || img.parentNode;
+    output.insertBefore(panel, output.firstChild);
+    img.insertAdjacentElement("afterend", reading);
+    img.classList.add("memfig-picture");
+    root.dataset.ready = "true";
+    show();
+  }
+
+  function start() {
+    var roots = Array.prototype.slice.call(document.querySelectorAll(".memfig-live"));
+    if (!("IntersectionObserver" in window)) { roots.forEach(setup); return; }
+    var pending = new Map();  // the figure's cell (before its data block) -> the block
+    var observer = new IntersectionObserver(function (entries) {
+      entries.forEach(function (entry) {
+        if (entry.isIntersecting && pending.has(entry.target)) {
+          observer.unobserve(entry.target);
+          setup(pending.get(entry.target));
+          pending.delete(entry.target);
+        }
+      });
+    }, { rootMargin: "400px 0px" });
+    roots.forEach(function (root) {
+      var cell = root.previousElementSibling || root;
+      pending.set(cell, root);
+      observer.observe(cell);
+    });
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
