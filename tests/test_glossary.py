@@ -28,6 +28,9 @@ TERMS = [
     "state-space model", "superposition", "temperature", "test time",
     "test-time training", "token", "trace", "unembedding", "whitening",
 ]
+#: the terms Chapters 9 and 10 add
+TERMS += ["fast weight programmer", "forget gate", "linear attention", "recurrent layer",
+          "self-supervised loss"]
 
 TERM_ROLE = re.compile(r"\{term\}`([^`]*)`")
 
