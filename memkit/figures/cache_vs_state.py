@@ -15,7 +15,7 @@ from functools import lru_cache
 import ipywidgets as widgets
 import numpy as np
 
-from memkit import recurrent, style
+from memkit import memory, recurrent, style
 from memkit.figures.base import InteractiveFigure
 from memkit.validation import as_count
 
@@ -36,7 +36,7 @@ def cache_and_state(n: int) -> dict:
     One fixed stream of N_MAX = 10 random unit keys and values in R^4
     (:func:`memkit.recurrent.cache_vs_state_errors`, beta = 30, seed 0). Returns n,
     cache (n, 8): the key row then the value row of each token read; state (4, 4):
-    ``sum_{i<=n} v_i k_i^T`` (:func:`memkit.recurrent.run_updates`, rule "add");
+    ``sum_{i<=n} v_i k_i^T`` (:func:`memkit.memory.hebbian_write`);
     tokens (n,) = 1..n with cache_error (n,) and state_error (n,), the error of
     recalling v_1 with the query k_1 after each number of tokens.
     """
@@ -48,7 +48,7 @@ def cache_and_state(n: int) -> dict:
     return {
         "n": n,
         "cache": np.hstack([keys, values]),
-        "state": recurrent.run_updates(keys, values, "add"),
+        "state": memory.hebbian_write(keys, values),
         "tokens": run.tokens[:n],
         "cache_error": run.cache_error[:n],
         "state_error": run.state_error[:n],
