@@ -192,3 +192,124 @@ def test_figure_forgetting_rules_data():
     assert not np.allclose(other["errors"]["decay"], data["errors"]["decay"])
     with pytest.raises(ValueError, match="gamma"):
         forgetting_rules.forgetting_curves(1.5)
+
+
+# --------------------------------------------------------------------------- session 7 grading
+# The hidden tests of solutions/session-7 run here without nbgrader: each notebook's cells are
+# executed in one namespace, in order, with some answer cells replaced.
+
+import json  # noqa: E402
+import pathlib  # noqa: E402
+
+SESSION_7 = pathlib.Path(__file__).resolve().parents[1] / "solutions" / "session-7"
+
+
+def _cells(name):
+    nb = json.loads((SESSION_7 / name).read_text())
+    return [(c["metadata"].get("nbgrader", {}).get("grade_id"), "".join(c["source"]))
+            for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def _failing_tests(name, answers=None):
+    """Grade ids of the test cells that raise, with the answer cells of ``answers`` replaced."""
+    answers = answers or {}
+    namespace, failed = {}, set()
+    for grade_id, source in _cells(name):
+        try:
+            exec(compile(answers.get(grade_id, source), f"<{grade_id}>", "exec"), namespace)
+        except Exception:
+            if grade_id.endswith("-tests"):
+                failed.add(grade_id)
+    return failed
+
+
+@pytest.mark.parametrize("name", ["exit-test.ipynb", "exercises.ipynb"])
+def test_session_7_solutions_pass_their_hidden_tests(name):
+    assert _failing_tests(name) == set()
+
+
+def test_session_7_hidden_tests_hold_literal_expected_values():
+    for name in ["exit-test.ipynb", "exercises.ipynb"]:
+        for grade_id, source in _cells(name):
+            if grade_id and grade_id.endswith("-tests"):
+                hidden = "\n".join(line for line in source.split("### BEGIN HIDDEN TESTS")[1]
+                                   .splitlines() if not line.strip().startswith("#"))
+                # no reference computed at grading time by code the student's kernel can patch
+                for call in ["recurrent.", "costs.", "memory.", "checks."]:
+                    assert f"memkit.{call}" not in hidden.replace("memkit.recurrent,", ""), (
+                        grade_id, call)
+
+
+WHOLE_JOB = {
+    "q1": '''
+import memkit.recurrent
+def step(S, k, v, q):
+    S_new = memkit.recurrent.add_update(S, k, v)
+    return S_new, S_new @ q
+''',
+    "q3": '''
+from memkit import recurrent as _r
+def write(S, k, v, rule, param=None):
+    if rule == "add":
+        return _r.add_update(S, k, v)
+    if rule == "decay":
+        return _r.decay_update(S, k, v, param)
+    return _r.delta_update(S, k, v, param)
+''',
+}
+
+
+@pytest.mark.parametrize("question", sorted(WHOLE_JOB))
+def test_session_7_a_library_doing_the_whole_job_loses_the_points(question):
+    failed = _failing_tests("exit-test.ipynb", {question: WHOLE_JOB[question]})
+    assert f"{question}-tests" in failed
+
+
+LIAR = '''
+class _Liar(str):
+    def __eq__(self, other):
+        return True
+    def __ne__(self, other):
+        return False
+    def __hash__(self):
+        return 0
+    def strip(self, *args):
+        return self
+    def upper(self):
+        return self
+'''
+
+LYING_ANSWERS = [
+    ("exit-test.ipynb", "q2", LIAR + 'q2 = {_Liar("A"), _Liar("D"), _Liar("E"), _Liar("G")}'),
+    ("exit-test.ipynb", "q5", LIAR + 'q5 = {"add": _Liar("B"), "decay": _Liar("D"), '
+                                     '"delta": _Liar("A"), "cache": _Liar("C")}'),
+    ("exercises.ipynb", "q3", None),
+    ("exercises.ipynb", "q5", None),
+]
+
+
+@pytest.mark.parametrize("name, question, answer", LYING_ANSWERS)
+def test_session_7_a_str_with_a_lying_eq_loses_the_points(name, question, answer):
+    if answer is None:  # the solution, with its string answer replaced by a liar
+        source = dict(_cells(name))[question]
+        target = {"q3": "best_newest", "q5": "best_change"}[question]
+        answer = source + "\n" + LIAR + f"\n{target} = _Liar({target})\n"
+    assert f"{question}-tests" in _failing_tests(name, {question: answer})
+
+
+def test_simulated_students_lose_a_question_whose_earlier_answer_is_missing():
+    from tools import simulate_class as sim
+
+    source = json.loads((SESSION_7 / "exit-test.ipynb").read_text())
+    release = json.loads((SESSION_7.parents[1] / "exercises" / "session-7" / "exit-test.ipynb")
+                         .read_text())
+    needs = sim.dependencies(source, release)
+    assert needs["q4"] == {"q3"}  # q4 may call the write() of q3
+    assert all(not needs[q] for q in ("q1", "q2", "q3", "q5", "q6", "q7"))
+    points = {q.answer_id: q.points for q in sim.questions(source)}
+    every = set(points)
+    assert sim.earned_points(source, every, release) == sim.autograded_points(source)
+    assert sim.earned_points(source, every - {"q3"}, release) == (
+        sim.autograded_points(source) - points["q3"] - points["q4"])
+    assert sim.earned_points(source, every - {"q4"}, release) == (
+        sim.autograded_points(source) - points["q4"])
