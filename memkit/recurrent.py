@@ -511,17 +511,17 @@ def orthonormal_recall_errors(n_pairs, d_k: int, d_v: int = 8, seed=0) -> np.nda
     value; the error is ``max_i ||S k_i - v_i||`` with unit values in R^{d_v}.
     ``n_pairs`` an int or a sequence of ints >= 1. Returns an array of the errors, one per n.
     """
-    counts = np.atleast_1d(np.asarray(n_pairs))
+    counts = [as_count(n, "n_pairs") for n in np.atleast_1d(np.asarray(n_pairs))]
     d_k = as_count(d_k, "d_k")
     d_v = as_count(d_v, "d_v")
     rng = as_rng(seed)
-    largest = int(max(as_count(int(n), "n_pairs") for n in counts))
+    largest = max(counts)
     basis, _ = np.linalg.qr(rng.standard_normal((d_k, d_k)))
     extra = random_unit_vectors(max(largest - d_k, 0), d_k, rng) if largest > d_k else np.zeros((0, d_k))
     keys = np.vstack([basis.T, extra])[:largest]
     values = random_unit_vectors(largest, d_v, rng)
     errors = []
     for n in counts:
-        K, V = keys[: int(n)], values[: int(n)]
+        K, V = keys[:n], values[:n]
         errors.append(np.linalg.norm(K @ (V.T @ K).T - V, axis=1).max())
     return np.array(errors)

@@ -19,6 +19,8 @@ def test_ch09_fast_weight_programmer_orthogonality_bound():
     assert np.all(errors[:4] < 1e-12)
     assert np.all(errors[4:] > 0.5)
     assert np.all(np.diff(errors[4:]) > 0)
+    with pytest.raises(TypeError, match="n_pairs"):
+        recurrent.orthonormal_recall_errors([2.5], 64)
 
 
 def test_ch09_linear_attention_is_a_recurrent_hebbian_state():
