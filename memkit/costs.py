@@ -130,3 +130,53 @@ def state_numbers(d_k: int, d_v: int, normaliser: bool = False) -> int:
     d_k = as_count(d_k, "d_k")
     d_v = as_count(d_v, "d_v")
     return d_v * d_k + (d_k if normaliser else 0)
+
+
+# --- Chapter 9: grouped-query attention and the crossing length -------------------------
+
+__all__ += ["gqa_cache_numbers_per_token", "gqa_crossover_tokens", "orthogonal_bound"]
+
+
+def _kv_heads(heads: int, kv_heads: int) -> tuple[int, int]:
+    heads = as_count(heads, "heads")
+    kv_heads = as_count(kv_heads, "kv_heads")
+    if heads % kv_heads:
+        raise ValueError(
+            f"kv_heads must divide heads (each key-value head serves a whole group of query"
+            f" heads), got heads = {heads}, kv_heads = {kv_heads}"
+        )
+    return heads, kv_heads
+
+
+def gqa_cache_numbers_per_token(d: int, layers: int, heads: int, kv_heads: int) -> Fraction:
+    """Numbers cached per token when ``heads`` query heads share ``kv_heads`` key-value heads.
+
+    Chapter 9 (grouped-query attention): each layer keeps ``kv_heads`` keys and values of
+    width ``d / heads``, i.e. ``2 d L g / h`` numbers per token, the full ``2 d L`` of
+    ``cache_numbers_per_token`` shrunk by the factor ``h / g``. ``kv_heads`` must divide
+    ``heads``; ``kv_heads = heads`` is ordinary multi-head attention. Returns a Fraction.
+    """
+    heads, kv_heads = _kv_heads(heads, kv_heads)
+    return Fraction(cache_numbers_per_token(d, layers) * kv_heads, heads)
+
+
+def gqa_crossover_tokens(d: int, heads: int, kv_heads: int, layers: int = 32,
+                         batch: int = 1) -> Fraction:
+    """Context length at which a grouped-query cache equals the weights: ``6 d h / (g B)``.
+
+    Chapter 9: ``12 d^2 L / (B 2 d L g / h)``; sharing the key-value heads moves the
+    crossing ``n* = 6 d`` out by ``h / g``. ``d = 4096`` with 32 query heads sharing 8
+    key-value heads gives 98 304 tokens. Returns a Fraction.
+    """
+    per_token = gqa_cache_numbers_per_token(d, layers, heads, kv_heads) * as_count(batch, "batch")
+    return model_params(d, layers) / per_token
+
+
+def orthogonal_bound(d_dot: int) -> int:
+    """Most mutually orthogonal nonzero keys in R^{d_dot}: ``d_dot``.
+
+    Chapter 9 (the fast weight programmer's capacity bound of Schlag et al., 2021): an
+    additive outer-product memory with keys in R^{d_dot} recalls without crosstalk only
+    while its keys are orthogonal, hence at most ``d_dot`` associations.
+    """
+    return as_count(d_dot, "d_dot")

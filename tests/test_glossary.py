@@ -31,6 +31,9 @@ TERMS = [
     "bandwidth", "fixed point", "metastable state", "saturation",
     "scaled dot-product attention", "soft dictionary",
 ]
+#: the terms Chapters 9 and 10 add
+TERMS += ["fast weight programmer", "forget gate", "linear attention", "recurrent layer",
+          "self-supervised loss"]
 
 TERM_ROLE = re.compile(r"\{term\}`([^`]*)`")
 
