@@ -27,6 +27,8 @@ TERMS = [
     "Sherman–Morrison formula", "singular value decomposition", "softmax",
     "state-space model", "superposition", "temperature", "test time",
     "test-time training", "token", "trace", "unembedding", "whitening",
+    # added with Chapter 14
+    "rank-one edit", "second-moment matrix",
 ]
 
 TERM_ROLE = re.compile(r"\{term\}`([^`]*)`")
