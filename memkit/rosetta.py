@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import attention, icl, memory, recurrent, scores
-from .validation import as_count, as_rng
+from .validation import as_count, as_positive, as_rng
 
 __all__ = ["ROSETTA_ROWS", "rosetta_gaps"]
 
@@ -63,6 +63,7 @@ def rosetta_gaps(seed=0, n: int = 12, d: int = 4, beta: float = 2.0) -> dict:
     rng = as_rng(seed)
     n = as_count(n, "n", minimum=2)
     d = as_count(d, "d", minimum=2)
+    beta = as_positive(beta, "beta")
     K = rng.normal(size=(n, d))
     K /= np.linalg.norm(K, axis=1, keepdims=True)
     V = rng.normal(size=(n, 3))

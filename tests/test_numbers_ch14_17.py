@@ -109,6 +109,12 @@ def test_ch15_rosetta_catches_a_wrong_counterpart(monkeypatch):
     assert gaps["Widrow-Hoff / LMS"] > 1e-3
 
 
+@pytest.mark.parametrize("kwargs, name", [({"n": 1}, "n"), ({"d": 0}, "d"), ({"beta": -1.0}, "beta")])
+def test_ch15_rosetta_names_a_wrong_argument(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        rosetta.rosetta_gaps(seed=0, **kwargs)
+
+
 def test_ch15_state_sizes_of_the_four_questions():
     rng = np.random.default_rng(150)
     K, V = rng.normal(size=(1000, 64)), rng.normal(size=(1000, 64))
@@ -183,5 +189,5 @@ def test_further_reading_numbers_are_the_post_s():
     from pathlib import Path
 
     text = (Path(__file__).resolve().parents[1] / "book" / "further-reading.md").read_text()
-    for value in ["About 2 bits", "About 3.6 bits", "1000 times", "$0.14N$", "2048", "(0.1\\ln s+1)^2"]:
+    for value in ["About 2 bits", "3.6 bits", "1000 times", "$0.14N$", "2048", "(0.1\\ln s+1)^2"]:
         assert value in text, value
