@@ -10,6 +10,7 @@ The book shows; memkit computes. Modules, in the order of the course:
 - ``recurrent``: linear attention as a state; add, decay, delta, gated delta, TTT (9-10)
 - ``icl``: in-context regression, k layers as k gradient steps (Chapter 11)
 - ``edit``: the rank-one edit with a key covariance (Chapter 14)
+- ``rosetta``: other fields' names for the course's computations, checked (Chapter 15)
 - ``costs``: parameter counts and cache bytes (Chapters 8-9)
 - ``checks``: the model invariants; ``derivations``: D1-D20 verified with SymPy
 - ``figures``: the interactive figures, by id; ``style``: the colour code

@@ -30,6 +30,9 @@ TERMS = [
     # Chapter 6
     "bandwidth", "fixed point", "metastable state", "saturation",
     "scaled dot-product attention", "soft dictionary",
+
+    # added with Chapter 14
+    "rank-one edit", "second-moment matrix",
 ]
 #: the terms Chapters 9 and 10 add
 TERMS += ["fast weight programmer", "forget gate", "linear attention", "recurrent layer",
