@@ -27,6 +27,8 @@ TERMS = [
     "Sherman–Morrison formula", "singular value decomposition", "softmax",
     "state-space model", "superposition", "temperature", "test time",
     "test-time training", "token", "trace", "unembedding", "whitening",
+    # added with Chapters 11-13
+    "K-composition", "linear attention", "previous-token head", "test-time regression",
 ]
 
 TERM_ROLE = re.compile(r"\{term\}`([^`]*)`")
