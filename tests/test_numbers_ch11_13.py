@@ -5,6 +5,10 @@ figures (1.2e6, 6.7e7) are matched to that rounding, integers rounded as printed
 (2731, 34 953), identities to machine precision.
 """
 
+import json
+import pathlib
+import re
+
 import numpy as np
 import pytest
 
@@ -192,3 +196,95 @@ def test_figure_layer_questions_data():
     assert unified.numbers_stored("softmax attention", 4096).item() == 2 * 64 * 4096
     with pytest.raises(ValueError, match="label"):
         layer_questions.layer_card("transformer")
+
+
+# ---------------------------------------------------------------- Session 8 assignments
+
+SESSION8 = pathlib.Path(__file__).resolve().parents[1] / "solutions" / "session-8"
+
+
+def _cells(name):
+    nb = json.loads((SESSION8 / name).read_text())
+    return {c["metadata"]["nbgrader"]["grade_id"]: "".join(c["source"]) for c in nb["cells"]}
+
+
+def _grade(name, question, answer):
+    """Run the set-up cell, an answer and the question's full test cell; True if it passes."""
+    cells = _cells(name)
+    scope = {}
+    exec(cells["setup"], scope)
+    exec(answer, scope)
+    try:
+        exec(cells[f"{question}-tests"], scope)
+    except (AssertionError, RuntimeError):
+        return False
+    return True
+
+
+CHEATS = {
+    ("exit-test.ipynb", "q1"): [
+        "def one_step_readout(X, Y, x_q, eta):\n"
+        "    from memkit import icl\n"
+        "    return icl.linear_attention_readout(X, Y, x_q, eta)\n",
+        "from memkit import icl as _helper\n"
+        "def one_step_readout(X, Y, x_q, eta):\n"
+        "    return _helper.gd_steps(X, Y, eta, 1)[0] @ x_q\n",
+    ],
+    ("exit-test.ipynb", "q3"): [
+        "import memkit.icl\n"
+        "def layer_predictions(X, Y, x_q, eta, layers):\n"
+        "    return memkit.icl.icl_layers(X, Y, x_q, eta, layers)\n",
+        # right numbers by a closed form that leans on pinv: W_k = W* (I - (I - eta X^T X)^k)
+        "def layer_predictions(X, Y, x_q, eta, layers):\n"
+        "    G = X.T @ X\n"
+        "    W_star = Y.T @ X @ np.linalg.pinv(G)\n"
+        "    step = np.eye(G.shape[0]) - eta * G\n"
+        "    return np.array([W_star @ (np.eye(G.shape[0]) - np.linalg.matrix_power(step, k)) @ x_q\n"
+        "                     for k in range(1, layers + 1)])\n",
+    ],
+    ("exit-test.ipynb", "q8"): [
+        "from memkit.edit import rank_one_edit\n"
+        "def edit(W, k_star, v_star, C):\n"
+        "    return rank_one_edit(W, k_star, v_star, C)\n",
+    ],
+}
+
+
+@pytest.mark.parametrize("where", sorted(CHEATS), ids=lambda w: f"{w[0]}-{w[1]}")
+def test_session8_a_library_doing_the_whole_job_loses_the_points(where):
+    name, question = where
+    import memkit.attention  # noqa: F401  (the cells import memkit themselves)
+
+    solution = "\n".join(line for line in _cells(name)[question].splitlines() if "SOLUTION" not in line)
+    assert _grade(name, question, solution), "the model answer must pass"
+    for cheat in CHEATS[where]:
+        assert not _grade(name, question, cheat), cheat
+    # the cheats do compute the right numbers: only the guard makes them lose the points
+    scope = {}
+    exec(_cells(name)["setup"], scope)
+    exec(CHEATS[where][-1], scope)
+    assert callable(scope[{"q1": "one_step_readout", "q3": "layer_predictions", "q8": "edit"}[question]])
+
+
+def test_session8_the_closed_form_cheat_is_right_but_refused():
+    rng = np.random.default_rng(5)
+    X, Y, xq = rng.standard_normal((6, 3)), rng.standard_normal((6, 2)), rng.standard_normal(3)
+    scope = {"np": np}
+    exec(CHEATS[("exit-test.ipynb", "q3")][1], scope)
+    assert np.allclose(scope["layer_predictions"](X, Y, xq, 0.05, 4), icl.gd_steps(X, Y, 0.05, 4) @ xq)
+
+
+def test_session8_hidden_tests_hold_literal_expected_values():
+    for name in ("exit-test.ipynb", "exercises.ipynb"):
+        for grade_id, text in _cells(name).items():
+            if "BEGIN HIDDEN TESTS" not in text:
+                continue
+            hidden = "\n".join(line for line in text.split("### BEGIN HIDDEN TESTS")[1].splitlines()
+                                if not line.lstrip().startswith("#"))
+            # expected values are literals: no memkit call computes them at grading time
+            assert not re.search(r"memkit\.\w+\.\w+\(", hidden), (name, grade_id)
+            assert not re.search(r"\b(icl|edit|recurrent|costs|capacity)\.\w+\(", hidden), (name, grade_id)
+            # every failing assertion carries a message
+            for line in hidden.splitlines():
+                if line.strip().startswith("assert ") and "_library_names" not in line:
+                    assert re.search(r'"q\d: [^"]+"\s*$', line), (name, grade_id, line)
