@@ -74,7 +74,8 @@ class IclGradientSteps(InteractiveFigure):
         self.dot.set_data([data["layers"]], [data["w"]])
 
     def describe(self, data):
-        return (f"k = {data['layers']} layers: slope {data['w']:.3f},"
+        k = data["layers"]
+        return (f"after {k} layer{'' if k == 1 else 's'}: slope {data['w']:.3f},"
                 f" least squares {data['w_ls']:.3f}, gap {abs(data['w_ls'] - data['w']):.3f}")
 
 

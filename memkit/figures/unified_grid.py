@@ -93,6 +93,8 @@ class UnifiedGrid(InteractiveFigure):
                                          ec=style.NEUTRAL, lw=0.8))
                 members = unified.cell_members(state_kind, read_kind)
                 text = "\n".join(LABELS[m] for m in members) or "(empty: collapses)"
+                if (state_kind, read_kind) == ("fixed", "linear"):
+                    text += "\n(and state-space models)"
                 grid.text(col + 0.5, row + 0.5, text, ha="center", va="center", fontsize=7.5,
                           color=style.INK if members else style.NEUTRAL)
         grid.add_patch(FancyArrowPatch((0.5, 0.66), (0.5, 1.12), arrowstyle="-|>",
