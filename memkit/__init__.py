@@ -9,6 +9,7 @@ The book shows; memkit computes. Modules, in the order of the course:
 - ``attention``: softmax attention, its gradients, kernel and Hopfield readings, heads (6-8)
 - ``recurrent``: linear attention as a state; add, decay, delta, gated delta, TTT (9-10)
 - ``icl``: in-context regression, k layers as k gradient steps (Chapter 11)
+- ``unified``: every layer as state, write and read; the collapse of D10 (Chapters 12-13)
 - ``edit``: the rank-one edit with a key covariance (Chapter 14)
 - ``rosetta``: other fields' names for the course's computations, checked (Chapter 15)
 - ``costs``: parameter counts and cache bytes (Chapters 8-9)

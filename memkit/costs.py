@@ -28,6 +28,9 @@ __all__ = [
     "cache_bytes",
     "crossover_tokens",
     "state_numbers",
+    "head_width",
+    "state_work",
+    "cache_work",
 ]
 
 
@@ -180,3 +183,40 @@ def orthogonal_bound(d_dot: int) -> int:
     while its keys are orthogonal, hence at most ``d_dot`` associations.
     """
     return as_count(d_dot, "d_dot")
+
+
+def head_width(d: int, heads: int) -> int:
+    """Key and value width of one head, ``d_k = d_v = d / h`` (Chapter 0's notation, Chapter 8).
+
+    ``d`` the model width, ``heads`` the number of heads ``h``, which must divide ``d``:
+    ``d = 4096``, ``h = 32`` gives 128.
+    """
+    d = as_count(d, "d")
+    heads = as_count(heads, "heads")
+    if d % heads:
+        raise ValueError(f"heads must divide d: d = {d}, heads = {heads}")
+    return d // heads
+
+
+def state_work(n_tokens: int, d_k: int, d_v: int) -> int:
+    """Multiply-adds a fixed ``d_v x d_k`` state spends on a sequence: ``n d_k d_v``.
+
+    Chapter 12 (the row "fixed state" of the table of choices): each token costs one
+    outer-product write and one read, ``O(d_k d_v)``, whatever the position, so ``n``
+    tokens cost ``n d_k d_v`` (one of each, counted once). With one head of
+    width 128 (``d = 4096``, 32 heads) and ``n = 4096``: ``2^26 = 6.7e7``, which is the
+    reading that reproduces the monograph's ``6.7 x 10^7 at n = 4096``.
+    """
+    n = as_count(n_tokens, "n_tokens", minimum=0)
+    return n * as_count(d_k, "d_k") * as_count(d_v, "d_v")
+
+
+def cache_work(n_tokens: int, d_k: int, d_v: int) -> int:
+    """Multiply-adds a growing cache spends reading a sequence causally: ``sum_t t (d_k + d_v)``.
+
+    Chapter 12: token ``t`` compares its query with ``t`` keys (``t d_k``) and mixes
+    ``t`` values (``t d_v``), ``O(n d)`` per token, so ``n (n + 1) / 2 (d_k + d_v)`` in all,
+    against :func:`state_work`'s ``n d_k d_v``.
+    """
+    n = as_count(n_tokens, "n_tokens", minimum=0)
+    return n * (n + 1) // 2 * (as_count(d_k, "d_k") + as_count(d_v, "d_v"))

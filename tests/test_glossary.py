@@ -33,6 +33,8 @@ TERMS = [
 
     # added with Chapter 14
     "rank-one edit", "second-moment matrix",
+    # added with Chapters 11-13
+    "K-composition", "previous-token head", "test-time regression",
 ]
 #: the terms Chapters 9 and 10 add
 TERMS += ["fast weight programmer", "forget gate", "linear attention", "recurrent layer",
