@@ -27,6 +27,8 @@ TERMS = [
     "Sherman–Morrison formula", "singular value decomposition", "softmax",
     "state-space model", "superposition", "temperature", "test time",
     "test-time training", "token", "trace", "unembedding", "whitening",
+    # Chapters 7 and 8
+    "bilinear form", "policy gradient", "pre-norm", "transformer block",
 ]
 
 TERM_ROLE = re.compile(r"\{term\}`([^`]*)`")
