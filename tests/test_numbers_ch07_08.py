@@ -1,0 +1,249 @@
+"""Chapters 7 and 8: every number the two chapters state, against the monograph's value,
+the new memkit functions (block, projection gradients, per-head counts) and the data of
+the figures attention-gradient-graph, key-training and residual-bus."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from memkit import attention, block, checks, costs, linalg
+from memkit.figures import attention_gradient_graph, key_training, residual_bus
+
+
+# --------------------------------------------------------------------------- Chapter 7
+
+
+def test_only_the_product_matters_to_1e_minus_9():
+    """Ch. 7 / D9: W_Q -> W_Q G, W_K -> W_K G^{-T} leaves every score unchanged (to 1e-9)."""
+    result = checks.check_gauge_invariance(seed=0)
+    assert result.passed and result.value < 1e-9
+
+
+def test_a_wrong_gauge_is_caught():
+    result = checks.check_gauge_invariance(seed=0, transform=lambda W_Q, W_K, G: (W_Q @ G, W_K @ G))
+    assert not result.passed
+
+
+@pytest.mark.parametrize("d, d_k", [(8, 3), (16, 4), (6, 6)])
+def test_the_bilinear_form_has_rank_at_most_d_k(d, d_k):
+    rng = np.random.default_rng(d + d_k)
+    W_Q, W_K = rng.normal(size=(d, d_k)), rng.normal(size=(d, d_k))
+    assert linalg.rank(W_Q @ W_K.T) == d_k  # random projections reach the bound
+    X = rng.normal(size=(5, d))
+    np.testing.assert_allclose(attention.bilinear_scores(X, W_Q, W_K, 0.5),
+                               0.5 * X @ (W_Q @ W_K.T) @ X.T, atol=1e-10)
+
+
+@pytest.mark.parametrize("which", ["dV", "dl", "dK", "dq"])
+def test_the_four_gradients_match_finite_differences(which):
+    """Ch. 7 / D6: each formula against central differences (relative error < 1e-6)."""
+    for seed in range(3):
+        result = checks.check_attention_gradient(which, seed=seed)
+        assert result.passed and result.value < 1e-6, (which, seed, result.value)
+
+
+def test_a_wrong_logit_gradient_is_caught():
+    def wrong(K, V, q, beta, g):
+        right = attention.attention_gradients(K, V, q, beta, g)
+        return right._replace(dl=right.dl * 1.01)
+    assert not checks.check_attention_gradient("dl", gradients=wrong).passed
+
+
+def test_projection_gradients_are_outer_product_sums_and_match_finite_differences():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(5, 4))
+    W_Q, W_K, W_V = (rng.normal(size=(4, 3)) for _ in range(3))
+    g, beta, t = rng.normal(size=3), 0.6, 4
+    grads = attention.projection_gradients(X, W_Q, W_K, W_V, t, beta, g)
+
+    def loss(W_Q, W_K, W_V):
+        return g @ attention.attend(X @ W_K, X @ W_V, W_Q.T @ X[t], beta)[0]
+
+    fd = [checks.numerical_gradient(lambda W: loss(W, W_K, W_V), W_Q),
+          checks.numerical_gradient(lambda W: loss(W_Q, W, W_V), W_K),
+          checks.numerical_gradient(lambda W: loss(W_Q, W_K, W), W_V)]
+    for mine, estimate in zip(grads, fd):
+        np.testing.assert_allclose(mine, estimate, atol=1e-8)
+    # the two sums of outer products written out term by term
+    q = W_Q.T @ X[t]
+    a = attention.attend(X @ W_K, X @ W_V, q, beta)[1]
+    dl = attention.attention_gradients(X @ W_K, X @ W_V, q, beta, g).dl
+    np.testing.assert_allclose(grads.dW_V, sum(np.outer(X[i], a[i] * g) for i in range(5)))
+    np.testing.assert_allclose(grads.dW_K, sum(beta * dl[i] * np.outer(X[i], q) for i in range(5)))
+    assert linalg.rank(grads.dW_K) == 1
+
+
+def test_projection_gradients_validate_the_reading_token():
+    X = np.ones((3, 2))
+    with pytest.raises(ValueError, match="t must index a row of X"):
+        attention.projection_gradients(X, np.ones((2, 2)), np.ones((2, 2)), np.ones((2, 1)), 3,
+                                       1.0, np.ones(1))
+    with pytest.raises(ValueError, match="W_K"):
+        attention.projection_gradients(X, np.ones((2, 2)), np.ones((3, 2)), np.ones((2, 1)), 0,
+                                       1.0, np.ones(1))
+
+
+def test_logit_gradient_is_the_exact_policy_gradient_with_any_baseline():
+    """Ch. 7 / D16: dL/dl = -a (r - rbar) with r = -V g; a constant baseline changes nothing."""
+    assert checks.check_policy_gradient(seed=0).value < 1e-12
+    rng = np.random.default_rng(5)
+    K, V, q, g = rng.normal(size=(6, 3)), rng.normal(size=(6, 2)), rng.normal(size=3), rng.normal(size=2)
+    a = attention.attend(K, V, q, 1.3)[1]
+    pg = attention.policy_gradient_logits(a, -V @ g)
+    np.testing.assert_allclose(attention.policy_gradient_logits(a, -V @ g + 5.0), pg, atol=1e-12)
+    # sign reading: raising l_i helps exactly when (v_i - o)^T g < 0
+    dl = attention.attention_gradients(K, V, q, 1.3, g).dl
+    o = attention.attend(K, V, q, 1.3)[0]
+    assert np.array_equal(dl < 0, (V - o) @ g < 0)
+
+
+def test_training_turns_the_target_key_toward_q_and_the_read_toward_the_target():
+    """Ch. 7 figure: key 2 (value 1.0) rotates toward q, a_2 grows, o approaches 1, |k| = 1."""
+    data = [key_training.key_training(s) for s in range(key_training.MAX_STEPS + 1)]
+    angles = np.array([d["angles"][2] for d in data])
+    weights = np.array([d["weights"][2] for d in data])
+    outputs = np.array([d["output"] for d in data])
+    assert np.all(np.diff(angles) < 0) and angles[0] == pytest.approx(100.0)
+    assert np.all(np.diff(weights) > 0) and weights[0] < 0.2 < 0.9 < weights[-1]
+    assert np.all(np.diff(np.abs(outputs - 1.0)) < 0) and abs(outputs[-1] - 1.0) < 0.15
+    assert data[-1]["angles"][0] > data[0]["angles"][0]  # key 0 (value -1) is pushed away
+    for d in data:
+        np.testing.assert_allclose(np.linalg.norm(d["keys"], axis=1), 1.0, atol=1e-12)
+    with pytest.raises(ValueError, match="steps"):
+        key_training.key_training(key_training.MAX_STEPS + 1)
+
+
+def test_gradient_graph_shows_the_formula_values_of_memkit():
+    K, V = attention_gradient_graph.KEYS, key_training.VALUES[:, None]
+    q, beta = key_training.QUERY, key_training.BETA
+    o, a = attention.attend(K, V, q, beta)
+    g = o - 1.0
+    grads = attention.attention_gradients(K, V, q, beta, g)
+    expected = {"loss": [1.0], "output": g, "weights": V @ g, "logits": grads.dl,
+                "keys": grads.dK.ravel(), "query": grads.dq, "values": grads.dV.ravel()}
+    for node, values in expected.items():
+        data = attention_gradient_graph.gradient_at(node)
+        np.testing.assert_allclose(data["values"], values)
+        assert len(data["labels"]) == data["values"].size <= attention_gradient_graph.MAX_ENTRIES
+    # the backward route of the keys passes through logits, weights and output
+    route = attention_gradient_graph.gradient_at("keys")["path"]
+    assert [attention_gradient_graph.EDGES[i] for i in route] == [
+        ("output", "loss"), ("weights", "output"), ("logits", "weights"), ("keys", "logits")]
+    # dL/dl_i = a_i (dL/da_i - a^T dL/da): the logits node follows from the weights node
+    da = attention_gradient_graph.gradient_at("weights")["values"]
+    np.testing.assert_allclose(attention_gradient_graph.gradient_at("logits")["values"],
+                               a * (da - a @ da), atol=1e-12)
+    with pytest.raises(ValueError, match="node"):
+        attention_gradient_graph.gradient_at("bias")
+
+
+# --------------------------------------------------------------------------- Chapter 8
+
+
+def test_heads_add_to_1e_minus_12():
+    """Ch. 8 / D18: [H_1 ... H_h] W_O = sum_m H_m W_O^(m), checked to 1e-12 on two heads."""
+    result = checks.check_heads_add(seed=0)
+    assert result.passed and result.value < 1e-12
+
+
+def test_heads_add_against_an_independent_computation():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(5, 6))
+    W_Q, W_K, W_V, W_O = (rng.normal(size=(6, 6)) for _ in range(4))
+    output, terms = attention.multihead(X, W_Q, W_K, W_V, W_O, 3)
+    total = np.zeros((5, 6))
+    for m in range(3):
+        s = slice(2 * m, 2 * m + 2)
+        A = attention.attention_matrix(X @ W_Q[:, s], X @ W_K[:, s], 1 / np.sqrt(2))
+        total += A @ (X @ W_V[:, s]) @ W_O[s]
+    np.testing.assert_allclose(output, total, atol=1e-12)
+    np.testing.assert_allclose(terms.sum(axis=0), total, atol=1e-12)
+
+
+@pytest.mark.parametrize("d", [64, 512, 4096])
+def test_attention_holds_4d2_for_any_number_of_heads(d):
+    for h in [1, 2, 4, 8, 64]:
+        assert costs.attention_params_by_heads(d, h) == 4 * d * d == costs.attention_params(d)
+        assert 3 * h * d * (d // h) == 3 * d * d  # D18
+    with pytest.raises(ValueError, match="divide"):
+        costs.attention_params_by_heads(d, 3)
+
+
+def test_a_layer_holds_12d2_two_thirds_in_the_mlp():
+    for d in [512, 4096]:
+        assert costs.mlp_params(d) == 2 * d * 4 * d == 8 * d * d
+        assert costs.layer_params(d) == 12 * d * d
+        assert Fraction(costs.mlp_params(d), costs.layer_params(d)) == Fraction(2, 3)
+    assert costs.layer_params(512) == 3_145_728
+
+
+def test_original_transformer_mlp_width_is_2048():
+    """Ch. 8 (Vaswani et al. 2017): d_ff = 2048 = 4 x 512."""
+    assert costs.mlp_params(512) == 2 * 512 * 2048
+
+
+def test_grouped_query_attention_shrinks_the_cache():
+    """Ch. 8 (Llama 3): 8 key-value heads for 32 to 128 query heads."""
+    assert costs.kv_cache_fraction(32, 8) == Fraction(1, 4)
+    assert costs.kv_cache_fraction(128, 8) == Fraction(1, 16)
+    d = 4096
+    assert costs.grouped_query_params(d, 32, 32) == 4 * d * d  # multi-head
+    assert costs.grouped_query_params(d, 32, 1) == 2 * d * d + 2 * d * 128  # multi-query
+    assert costs.grouped_query_params(d, 32, 8) == 2 * d * d + 2 * d * 8 * 128
+    with pytest.raises(ValueError, match="kv_heads"):
+        costs.grouped_query_params(d, 32, 5)
+
+
+def _layer(seed=1, d=8):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(5, d))
+    W = [rng.normal(size=(d, d)) / np.sqrt(d) for _ in range(4)]
+    W_1, W_2 = rng.normal(size=(d, 4 * d)) / np.sqrt(d), rng.normal(size=(4 * d, d)) / np.sqrt(4 * d)
+    return X, W, W_1, W_2
+
+
+def test_pre_norm_block_adds_two_sublayers_to_the_stream():
+    X, W, W_1, W_2 = _layer()
+    run = block.transformer_block(X, *W, W_1, W_2, h=2)
+    np.testing.assert_allclose(run.x_out, X + run.attn_out + run.mlp_out, atol=1e-12)
+    np.testing.assert_allclose(run.attn_out,
+                               attention.multihead(block.layer_norm(X), *W, 2, causal=True)[0])
+    np.testing.assert_allclose(run.mlp_out,
+                               np.maximum(block.layer_norm(run.x_mid) @ W_1, 0) @ W_2)
+    # causal: the first position reads only itself
+    run_changed = block.transformer_block(np.vstack([X[:1], X[1:] + 1.0]), *W, W_1, W_2, h=2)
+    np.testing.assert_allclose(run_changed.x_out[0], run.x_out[0], atol=1e-12)
+
+
+def test_post_norm_block_normalises_after_the_add():
+    X, W, W_1, W_2 = _layer()
+    run = block.transformer_block(X, *W, W_1, W_2, h=2, norm="post")
+    np.testing.assert_allclose(run.x_mid, block.layer_norm(X + run.attn_out))
+    np.testing.assert_allclose(run.x_out.mean(axis=1), 0, atol=1e-12)
+    assert np.abs(run.x_out - (X + run.attn_out + run.mlp_out)).max() > 0.1
+    with pytest.raises(ValueError, match="norm"):
+        block.transformer_block(X, *W, W_1, W_2, h=2, norm="middle")
+
+
+def test_layer_norm_and_mlp_sublayer():
+    X = np.random.default_rng(0).normal(size=(4, 6)) * 3 + 2
+    Y = block.layer_norm(X)
+    np.testing.assert_allclose(Y.mean(axis=1), 0, atol=1e-12)
+    np.testing.assert_allclose(Y.var(axis=1), 1, atol=1e-5)
+    with pytest.raises(ValueError, match="W_2"):
+        block.mlp_sublayer(X, np.ones((6, 5)), np.ones((4, 6)))
+
+
+def test_residual_bus_data():
+    run = residual_bus._layer()
+    for option in residual_bus.OPTIONS:
+        data = residual_bus.residual_bus(option)
+        np.testing.assert_allclose(data["after"], data["before"] + data["added"])
+    whole = residual_bus.residual_bus("whole layer")
+    np.testing.assert_allclose(whole["after"], run.x_out[-1], atol=1e-12)
+    assert residual_bus.residual_bus("stream only")["added_norm"] == 0.0
+    mlp = residual_bus.residual_bus("MLP")
+    np.testing.assert_allclose(mlp["before"], residual_bus.residual_bus("attention")["after"])
+    with pytest.raises(ValueError, match="sublayer"):
+        residual_bus.residual_bus("embedding")
