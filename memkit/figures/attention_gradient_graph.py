@@ -11,9 +11,16 @@ L = (o - 1)^2 / 2, so that g = dL/do = o - 1.
 
 from __future__ import annotations
 
+import functools
+
 import ipywidgets as widgets
 import numpy as np
-from matplotlib.collections import LineCollection
+
+from matplotlib.collections import LineCollection, PathCollection
+from matplotlib.patches import FancyBboxPatch
+from matplotlib.path import Path
+from matplotlib.textpath import TextPath
+from matplotlib.transforms import Affine2D
 
 from memkit import attention, style
 from memkit.figures.base import InteractiveFigure
@@ -83,6 +90,15 @@ def gradient_at(node: str) -> dict:
     }
 
 
+@functools.lru_cache(maxsize=None)
+def _outline(label: str, size: float = 7) -> Path:
+    """The outline of ``label`` at ``size`` points, centred on the origin (cheaper than a Text)."""
+    outline = TextPath((0, 0), label, size=size)
+    extents = outline.get_extents()
+    centre = ((extents.x0 + extents.x1) / 2, (extents.y0 + extents.y1) / 2)
+    return Path(outline.vertices - centre, outline.codes)
+
+
 class AttentionGradientGraph(InteractiveFigure):
     id = "attention-gradient-graph"
     chapter = "7"
@@ -115,18 +131,24 @@ class AttentionGradientGraph(InteractiveFigure):
         self.heads = ax.scatter(heads[:, 0], heads[:, 1], s=28, marker="o",
                                 color=[(0, 0, 0, 0)] * len(EDGES), zorder=4)
         xy = np.array(list(NODES.values()))
-        self.nodes = ax.scatter(xy[:, 0], xy[:, 1], s=720, zorder=3, edgecolors=style.INK,
-                                linewidths=0.8, facecolors=["white"] * len(NODES))
+        ax.scatter(xy[:, 0], xy[:, 1], s=720, zorder=3, edgecolors=style.INK, linewidths=0.8,
+                   facecolors="white")
+        self.ring = ax.scatter([0], [0], s=980, facecolors="none", edgecolors=style.HIGHLIGHT,
+                               linewidths=3.5, zorder=4)
         role = {"query": style.QUERY, "keys": style.KEY, "values": style.VALUE}
-        self.symbols = []
         for name, (x, y) in NODES.items():
-            self.symbols.append(ax.text(x, y, SYMBOLS[name], ha="center", va="center", fontsize=11, zorder=5,
-                    color=role.get(name, style.INK)))
+            ax.text(x, y, SYMBOLS[name], ha="center", va="center", fontsize=11, zorder=5,
+                    color=role.get(name, style.INK))
         ax.text(2.45, 2.45, "grey: forward    copper: backward to the picked node", ha="center",
                 fontsize=8, color=style.NEUTRAL)
-        self.formula = ax.text(2.45, -0.6, "", ha="center", va="center", fontsize=12,
-                               color=style.QUERY,
-                               bbox={"boxstyle": "round", "fc": "white", "ec": style.QUERY})
+        ax.add_patch(FancyBboxPatch((1.25, -0.95), 2.4, 0.7, boxstyle="round,pad=0.05",
+                                    fc="white", ec=style.QUERY))
+        # the formula as one outline (a mathtext Text costs more than the rest of an update)
+        self.formula = PathCollection([], offsets=np.array([[2.45, -0.6]]),
+                                      offset_transform=ax.transData,
+                                      transform=Affine2D().scale(figure.dpi / 72),
+                                      edgecolors="none", facecolors=style.QUERY)
+        ax.add_collection(self.formula, autolim=False)
         ax.set_xlim(-0.4, 5.3)
         ax.set_ylim(-1.05, 2.6)
         ax.axis("off")
@@ -139,23 +161,25 @@ class AttentionGradientGraph(InteractiveFigure):
         ax.set_xlim(-0.6, MAX_ENTRIES - 0.4)
         ax.set_ylim(-2.0, 2.0)
         ax.set_title("entries of the gradient", fontsize=9)
-        self.ticks = [ax.text(i, -2.25, "", ha="center", va="top", fontsize=7)
-                      for i in range(MAX_ENTRIES)]
-        self.dynamic(self.backward, self.heads, self.nodes, self.symbols, self.formula, self.bars, self.ticks)
+        self.ticks = PathCollection([], offsets=np.zeros((0, 2)), offset_transform=ax.transData,
+                                    transform=Affine2D().scale(figure.dpi / 72),
+                                    edgecolors="none", facecolors=style.INK)
+        self.ticks.set_clip_on(False)
+        ax.add_collection(self.ticks, autolim=False)
+        self.dynamic(self.backward, self.heads, self.ring, self.formula, self.bars, self.ticks)
 
     def draw(self, data):
         on = set(data["path"])
         colours = [style.QUERY if i in on else (0, 0, 0, 0) for i in range(len(EDGES))]
         self.backward.set_colors(colours)
         self.heads.set_facecolors(colours)
-        self.nodes.set_facecolors([(style.HIGHLIGHT if name == data["node"] else "white")
-                                   for name in NODES])
-        self.formula.set_text(data["formula"])
+        self.ring.set_offsets([NODES[data["node"]]])
+        self.formula.set_paths([_outline(data["formula"], 12)])
         values = data["values"]
-        for i, (bar, tick) in enumerate(zip(self.bars, self.ticks)):
-            shown = i < values.size
-            bar.set_height(values[i] if shown else 0.0)
-            tick.set_text(data["labels"][i] if shown else "")
+        for i, bar in enumerate(self.bars):
+            bar.set_height(values[i] if i < values.size else 0.0)
+        self.ticks.set_paths([_outline(label) for label in data["labels"]])
+        self.ticks.set_offsets(np.column_stack([np.arange(values.size), np.full(values.size, -2.3)]))
 
     def describe(self, data):
         values = ", ".join(f"{x:+.2f}" for x in data["values"][:3])

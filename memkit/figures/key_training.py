@@ -15,6 +15,11 @@ import functools
 import ipywidgets as widgets
 import numpy as np
 
+from matplotlib.collections import PathCollection
+from matplotlib.path import Path
+from matplotlib.textpath import TextPath
+from matplotlib.transforms import Affine2D
+
 from memkit import attention, style
 from memkit.figures.base import InteractiveFigure
 
@@ -82,8 +87,18 @@ class KeyTrainingFigure(InteractiveFigure):
         self.arrows = ax.quiver(zeros, zeros, zeros, zeros, color=style.KEY, angles="xy",
                                 scale_units="xy", scale=1, width=0.012)
         self.dots = ax.scatter(zeros, zeros, s=zeros, color=style.KEY, alpha=0.35, zorder=3)
-        self.labels = [ax.text(0, 0, f"$k_{i}$ (v={v:g})", color=style.KEY, ha="center",
-                               va="center", fontsize=8) for i, v in enumerate(VALUES)]
+        # the key labels as outlines in one collection (three mathtext Texts cost more)
+        paths = []
+        for i, v in enumerate(VALUES):
+            outline = TextPath((0, 0), f"$k_{i}$ (v={v:g})", size=8)
+            box = outline.get_extents()
+            paths.append(Path(outline.vertices - [(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2],
+                              outline.codes))
+        self.labels = PathCollection(paths, offsets=np.zeros((3, 2)), offset_transform=ax.transData,
+                                     transform=Affine2D().scale(figure.dpi / 72),
+                                     edgecolors="none", facecolors=style.KEY)
+        self.labels.set_clip_on(False)
+        ax.add_collection(self.labels, autolim=False)
         ax.set_xlim(-1.45, 1.45)
         ax.set_ylim(-1.2, 1.45)
         ax.set_aspect("equal")
@@ -112,8 +127,7 @@ class KeyTrainingFigure(InteractiveFigure):
         self.arrows.set_UVC(keys[:, 0], keys[:, 1])
         self.dots.set_offsets(keys)
         self.dots.set_sizes(600 * data["weights"])
-        for label, key in zip(self.labels, keys):
-            label.set_position(1.25 * key)
+        self.labels.set_offsets(1.25 * keys)
         s = data["steps"]
         self.now.set_data([s, s], [data["output"], data["weights"][TARGET_KEY]])
         self.cursor.set_xdata([s, s])

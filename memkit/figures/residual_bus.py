@@ -89,9 +89,12 @@ class ResidualBus(InteractiveFigure):
             self.boxes[name] = box
             label = "Attn(LN x)" if name == "attention" else "MLP(LN x)"
             ax.text(left + 1.1, 1.55, label, ha="center", va="center", fontsize=9)
-            self.memory_text[name] = ax.text(left + 1.1, 2.45, "consults " + MEMORY[name],
-                                             ha="center", va="center", fontsize=7,
-                                             color=COLOURS[name])
+            ax.text(left + 1.1, 2.45, "consults " + MEMORY[name], ha="center", va="center",
+                    fontsize=7, color=COLOURS[name])
+            # a tinted band behind the memory a working sublayer consults
+            self.memory_text[name] = ax.add_patch(FancyBboxPatch(
+                (left - 0.15, 2.15), 2.5, 0.6, boxstyle="round,pad=0.02", ec="none",
+                fc=to_rgba(COLOURS[name], 0.0), zorder=0))
             reads.append([(left + 0.4, 0.08), (left + 0.4, 1.05)])
             adds.append([(left + 1.8, 1.05), (left + 1.8, 0.12)])
             ax.text(left + 0.25, 0.55, "read", ha="right", fontsize=7, color=style.NEUTRAL)
@@ -126,7 +129,7 @@ class ResidualBus(InteractiveFigure):
             box.set_facecolor(to_rgba(COLOURS[name], 0.18 if on else 0.0))
             box.set_alpha(None)
             box.set_linewidth(2.2 if on else 0.8)
-            self.memory_text[name].set_alpha(1.0 if on else 0.25)
+            self.memory_text[name].set_facecolor(to_rgba(COLOURS[name], 0.15 if on else 0.0))
         names = ["attention", "MLP"]
         self.reads.set_colors([to_rgba(style.NEUTRAL, 1.0 if n in active else 0.15) for n in names])
         self.adds.set_colors([to_rgba(COLOURS[n], 1.0 if n in active else 0.12) for n in names])
