@@ -247,3 +247,128 @@ def test_residual_bus_data():
     np.testing.assert_allclose(mlp["before"], residual_bus.residual_bus("attention")["after"])
     with pytest.raises(ValueError, match="sublayer"):
         residual_bus.residual_bus("embedding")
+
+
+# --------------------------------------------------------------------------- session 6 grading
+
+import json  # noqa: E402
+import pathlib  # noqa: E402
+
+SESSION6 = pathlib.Path(__file__).resolve().parents[1] / "solutions" / "session-6"
+
+
+def _run(name, replace=None):
+    """Run a session-6 source notebook in this process, answer cells replaced by ``replace``.
+
+    Returns {grade_id: "ok" or the error} for every code cell, hidden tests included.
+    """
+    nb = json.loads((SESSION6 / name).read_text())
+    namespace, outcome = {"__name__": "__main__"}, {}
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        gid = cell["metadata"]["nbgrader"]["grade_id"]
+        source = (replace or {}).get(gid, "".join(cell["source"]))
+        try:
+            exec(compile(source, gid, "exec"), namespace)  # noqa: S102 - our own notebook
+            outcome[gid] = "ok"
+        except Exception as exc:  # noqa: BLE001 - a failing test cell is what we look for
+            outcome[gid] = f"{type(exc).__name__}: {exc}"
+    return outcome
+
+
+@pytest.mark.parametrize("name", ["exit-test.ipynb", "exercises.ipynb"])
+def test_session6_solutions_pass_every_hidden_test(name):
+    outcome = _run(name)
+    assert all(result == "ok" for result in outcome.values()), outcome
+
+
+# A submission in which a library routine does the whole job of a write-it-yourself question.
+WHOLE_JOB = {
+    ("exit-test.ipynb", "q1"): [
+        "import memkit.attention as _mk\n"
+        "def attention_grads(K, V, q, beta, g):\n"
+        "    return tuple(_mk.attention_gradients(K, V, q, beta, g))",
+        # fetched at run time, out of sight of a look at the function's names
+        "def attention_grads(K, V, q, beta, g):\n"
+        "    import importlib\n"
+        "    return tuple(importlib.import_module('memkit.attention').attention_gradients(K, V, q, beta, g))",
+    ],
+    ("exit-test.ipynb", "q2"): [
+        "from memkit.checks import numerical_gradient as numerical_grad",
+        "def numerical_grad(f, x, h=1e-5):\n"
+        "    import importlib\n"
+        "    return importlib.import_module('memkit.checks').numerical_gradient(f, x, h)",
+        # a one-sided difference is not the asked-for method
+        "def numerical_grad(f, x, h=1e-5):\n"
+        "    x = np.array(x, dtype=float)\n"
+        "    grad = np.zeros_like(x)\n"
+        "    for j in np.ndindex(x.shape):\n"
+        "        e = np.zeros_like(x)\n"
+        "        e[j] = h\n"
+        "        grad[j] = (f(x + e) - f(x)) / h\n"
+        "    return grad",
+    ],
+    ("exit-test.ipynb", "q6"): [
+        "def count_layer(d, h, kv_heads):\n"
+        "    import importlib\n"
+        "    c = importlib.import_module('memkit.costs')\n"
+        "    return c.grouped_query_params(d, h, kv_heads), c.mlp_params(d)\n"
+        "mlp_share = 2 / 3",
+    ],
+    ("exercises.ipynb", "q1"): [
+        "def weight_grads(X, W_Q, W_K, W_V, t, beta, g):\n"
+        "    r = attention.projection_gradients(X, W_Q, W_K, W_V, t, beta, g)\n"
+        "    return r.dW_K, r.dW_V",
+        "from memkit.attention import projection_gradients as _pg\n"
+        "def weight_grads(X, W_Q, W_K, W_V, t, beta, g):\n"
+        "    r = _pg(X, W_Q, W_K, W_V, t, beta, g)\n"
+        "    return r.dW_K, r.dW_V",
+    ],
+    ("exercises.ipynb", "q4"): [
+        "def heads_by_sum(X, W_Q, W_K, W_V, W_O, h):\n"
+        "    return attention.multihead(X, W_Q, W_K, W_V, W_O, h, beta=1 / math.sqrt(X.shape[1] // h))\n"
+        "h1_vs_h2 = 0.24110154747107296",
+    ],
+}
+
+
+@pytest.mark.parametrize("key, cheat", [(k, c) for k, cheats in WHOLE_JOB.items() for c in cheats],
+                         ids=lambda v: v[1] if isinstance(v, tuple) else None)
+def test_a_library_routine_doing_the_whole_job_loses_the_points(key, cheat):
+    name, question = key
+    honest = _run(name)
+    assert honest[f"{question}-tests"] == "ok"
+    outcome = _run(name, {question: cheat})
+    assert outcome[question] == "ok", "the cheat itself must run"
+    assert outcome[f"{question}-tests"] != "ok", f"{name} {question}: a library routine earned the points"
+
+
+LIARS = """
+class _Liar(str):
+    def __eq__(self, other):
+        return True
+    __hash__ = str.__hash__
+    def strip(self, *args):
+        return self
+    def upper(self):
+        return self
+"""
+
+
+@pytest.mark.parametrize("name, question, answer", [
+    ("exit-test.ipynb", "q5", LIARS + "q5 = _Liar('A')"),
+    ("exit-test.ipynb", "q3", LIARS + "q3_wrong = {_Liar('dV')}\nq3_line = _Liar('dV')"),
+    ("exercises.ipynb", "q2", "rng = np.random.default_rng(7)\n" + LIARS
+     + "smaller = _Liar('no baseline')\nvar_none = var_mean = 0.05\nbias_mean = 0.0"),
+])
+def test_a_string_with_a_lying_eq_loses_the_points(name, question, answer):
+    outcome = _run(name, {question: answer})
+    assert outcome[f"{question}-tests"] != "ok"
+
+
+def test_a_float_with_a_lying_eq_loses_the_points():
+    liar = ("class _F(float):\n    def __eq__(self, other):\n        return True\n"
+            "    __hash__ = float.__hash__\n    def __sub__(self, other):\n        return 0.0\n"
+            "layer_count = total = _F(1.0)\nmlp_share = _F(0.5)")
+    assert _run("exercises.ipynb", {"q6": liar})["q6-tests"] != "ok"
