@@ -31,6 +31,10 @@ __all__ = [
     "head_width",
     "state_work",
     "cache_work",
+
+    "attention_params_by_heads",
+    "grouped_query_params",
+    "kv_cache_fraction",
 ]
 
 
@@ -220,3 +224,46 @@ def cache_work(n_tokens: int, d_k: int, d_v: int) -> int:
     """
     n = as_count(n_tokens, "n_tokens", minimum=0)
     return n * (n + 1) // 2 * (as_count(d_k, "d_k") + as_count(d_v, "d_v"))
+
+def attention_params_by_heads(d: int, h: int) -> int:
+    """Attention parameters counted head by head: ``3 h d (d/h) + d^2``.
+
+    Chapter 8, Derivation D18: each of the ``h`` heads has ``W_Q^(m), W_K^(m),
+    W_V^(m)`` of shape (d, d/h), and ``W_O`` is (d, d). ``h`` must divide ``d``.
+    The count is ``4 d^2`` whatever ``h``.
+    """
+    d = as_count(d, "d")
+    h = as_count(h, "h")
+    if d % h:
+        raise ValueError(f"h must divide the width d = {d}, got h = {h}")
+    d_head = d // h
+    return 3 * h * d * d_head + d * d
+
+
+def grouped_query_params(d: int, h: int, kv_heads: int) -> int:
+    """Attention parameters with grouped-query attention: ``2 d^2 + 2 d g (d/h)``.
+
+    Chapter 8 (Ainslie et al. 2023): ``h`` query heads of width ``d/h`` share
+    ``g = kv_heads`` key heads and value heads (``g`` divides ``h``); ``W_Q`` and
+    ``W_O`` stay (d, d), ``W_K`` and ``W_V`` shrink to (d, g d/h). ``g = h`` is
+    multi-head attention (``4 d^2``), ``g = 1`` multi-query attention.
+    """
+    d = as_count(d, "d")
+    h = as_count(h, "h")
+    g = as_count(kv_heads, "kv_heads")
+    if d % h or h % g:
+        raise ValueError(f"need h | d and kv_heads | h, got d = {d}, h = {h}, kv_heads = {g}")
+    return 2 * d * d + 2 * d * g * (d // h)
+
+
+def kv_cache_fraction(h: int, kv_heads: int) -> Fraction:
+    """Share of the multi-head key-value cache that grouped-query attention keeps: ``g / h``.
+
+    Chapter 8 (and Chapter 9 for the cache): the cache stores one key and one
+    value per key-value head, so ``kv_heads`` of ``h`` heads keep ``g/h`` of it.
+    """
+    h = as_count(h, "h")
+    g = as_count(kv_heads, "kv_heads")
+    if h % g:
+        raise ValueError(f"kv_heads must divide h, got h = {h}, kv_heads = {g}")
+    return Fraction(g, h)

@@ -35,6 +35,9 @@ TERMS = [
     "rank-one edit", "second-moment matrix",
     # added with Chapters 11-13
     "K-composition", "previous-token head", "test-time regression",
+
+    # Chapters 7 and 8
+    "bilinear form", "policy gradient", "pre-norm", "transformer block",
 ]
 #: the terms Chapters 9 and 10 add
 TERMS += ["fast weight programmer", "forget gate", "linear attention", "recurrent layer",
