@@ -44,6 +44,8 @@ __all__ = [
     "policy_gradient_logits",
     "KeyTraining",
     "train_keys",
+    "ProjectionGradients",
+    "projection_gradients",
 ]
 
 
@@ -433,3 +435,39 @@ def train_keys(K, v, q, target, beta, eta, steps: int) -> KeyTraining:
             grads = attention_gradients(K, v[:, None], q, beta, o - target)
             K = _unit_rows(K - eta * grads.dK, "K")
     return KeyTraining(np.array(keys), np.array(weights), np.array(outputs))
+
+
+class ProjectionGradients(NamedTuple):
+    """Gradients of one self-attention read with respect to the three projections."""
+
+    dW_Q: np.ndarray  # (d, d_k), x_t (dL/dq)^T
+    dW_K: np.ndarray  # (d, d_k), beta sum_i dL/dl_i x_i q^T
+    dW_V: np.ndarray  # (d, d_v), sum_i x_i (a_i g)^T
+
+
+def projection_gradients(X, W_Q, W_K, W_V, t: int, beta, g) -> ProjectionGradients:
+    """What the gradient asks of ``W_Q``, ``W_K``, ``W_V`` when token ``t`` reads the tokens.
+
+    Chapter 7 ("what is actually learned"): keys ``k_i = W_K^T x_i``, values
+    ``v_i = W_V^T x_i``, query ``q = W_Q^T x_t``, ``o = sum_i a_i v_i`` with
+    ``a = softmax(beta K q)`` and ``g = dL/do``. By the chain rule through the
+    four gradients of :func:`attention_gradients`,
+    ``dL/dW_V = sum_i x_i (a_i g)^T``, ``dL/dW_K = sum_i beta (dL/dl_i) x_i q^T`` and
+    ``dL/dW_Q = x_t (dL/dq)^T``: each is a sum of outer products with a token as key.
+
+    ``X`` (n, d) tokens as rows, ``W_Q`` and ``W_K`` (d, d_k), ``W_V`` (d, d_v),
+    ``t`` the index of the reading token (0 <= t < n), ``beta >= 0``, ``g`` (d_v,).
+    Returns ``ProjectionGradients(dW_Q, dW_K, dW_V)`` shaped like the projections.
+    """
+    X, W_Q, W_K = _projections(X, W_Q, W_K)
+    W_V = as_matrix(W_V, "W_V", shape=(X.shape[1], None))
+    t = as_count(t, "t", minimum=0)
+    if t >= X.shape[0]:
+        raise ValueError(f"t must index a row of X (0 <= t < {X.shape[0]}), got {t}")
+    q = W_Q.T @ X[t]
+    grads = attention_gradients(X @ W_K, X @ W_V, q, beta, g)
+    return ProjectionGradients(
+        dW_Q=np.outer(X[t], grads.dq),
+        dW_K=X.T @ grads.dK,
+        dW_V=X.T @ grads.dV,
+    )

@@ -28,6 +28,13 @@ __all__ = [
     "cache_bytes",
     "crossover_tokens",
     "state_numbers",
+    "head_width",
+    "state_work",
+    "cache_work",
+
+    "attention_params_by_heads",
+    "grouped_query_params",
+    "kv_cache_fraction",
 ]
 
 
@@ -130,3 +137,133 @@ def state_numbers(d_k: int, d_v: int, normaliser: bool = False) -> int:
     d_k = as_count(d_k, "d_k")
     d_v = as_count(d_v, "d_v")
     return d_v * d_k + (d_k if normaliser else 0)
+
+
+# --- Chapter 9: grouped-query attention and the crossing length -------------------------
+
+__all__ += ["gqa_cache_numbers_per_token", "gqa_crossover_tokens", "orthogonal_bound"]
+
+
+def _kv_heads(heads: int, kv_heads: int) -> tuple[int, int]:
+    heads = as_count(heads, "heads")
+    kv_heads = as_count(kv_heads, "kv_heads")
+    if heads % kv_heads:
+        raise ValueError(
+            f"kv_heads must divide heads (each key-value head serves a whole group of query"
+            f" heads), got heads = {heads}, kv_heads = {kv_heads}"
+        )
+    return heads, kv_heads
+
+
+def gqa_cache_numbers_per_token(d: int, layers: int, heads: int, kv_heads: int) -> Fraction:
+    """Numbers cached per token when ``heads`` query heads share ``kv_heads`` key-value heads.
+
+    Chapter 9 (grouped-query attention): each layer keeps ``kv_heads`` keys and values of
+    width ``d / heads``, i.e. ``2 d L g / h`` numbers per token, the full ``2 d L`` of
+    ``cache_numbers_per_token`` shrunk by the factor ``h / g``. ``kv_heads`` must divide
+    ``heads``; ``kv_heads = heads`` is ordinary multi-head attention. Returns a Fraction.
+    """
+    heads, kv_heads = _kv_heads(heads, kv_heads)
+    return Fraction(cache_numbers_per_token(d, layers) * kv_heads, heads)
+
+
+def gqa_crossover_tokens(d: int, heads: int, kv_heads: int, layers: int = 32,
+                         batch: int = 1) -> Fraction:
+    """Context length at which a grouped-query cache equals the weights: ``6 d h / (g B)``.
+
+    Chapter 9: ``12 d^2 L / (B 2 d L g / h)``; sharing the key-value heads moves the
+    crossing ``n* = 6 d`` out by ``h / g``. ``d = 4096`` with 32 query heads sharing 8
+    key-value heads gives 98 304 tokens. Returns a Fraction.
+    """
+    per_token = gqa_cache_numbers_per_token(d, layers, heads, kv_heads) * as_count(batch, "batch")
+    return model_params(d, layers) / per_token
+
+
+def orthogonal_bound(d_dot: int) -> int:
+    """Most mutually orthogonal nonzero keys in R^{d_dot}: ``d_dot``.
+
+    Chapter 9 (the fast weight programmer's capacity bound of Schlag et al., 2021): an
+    additive outer-product memory with keys in R^{d_dot} recalls without crosstalk only
+    while its keys are orthogonal, hence at most ``d_dot`` associations.
+    """
+    return as_count(d_dot, "d_dot")
+
+
+def head_width(d: int, heads: int) -> int:
+    """Key and value width of one head, ``d_k = d_v = d / h`` (Chapter 0's notation, Chapter 8).
+
+    ``d`` the model width, ``heads`` the number of heads ``h``, which must divide ``d``:
+    ``d = 4096``, ``h = 32`` gives 128.
+    """
+    d = as_count(d, "d")
+    heads = as_count(heads, "heads")
+    if d % heads:
+        raise ValueError(f"heads must divide d: d = {d}, heads = {heads}")
+    return d // heads
+
+
+def state_work(n_tokens: int, d_k: int, d_v: int) -> int:
+    """Multiply-adds a fixed ``d_v x d_k`` state spends on a sequence: ``n d_k d_v``.
+
+    Chapter 12 (the row "fixed state" of the table of choices): each token costs one
+    outer-product write and one read, ``O(d_k d_v)``, whatever the position, so ``n``
+    tokens cost ``n d_k d_v`` (one of each, counted once). With one head of
+    width 128 (``d = 4096``, 32 heads) and ``n = 4096``: ``2^26 = 6.7e7``, which is the
+    reading that reproduces the monograph's ``6.7 x 10^7 at n = 4096``.
+    """
+    n = as_count(n_tokens, "n_tokens", minimum=0)
+    return n * as_count(d_k, "d_k") * as_count(d_v, "d_v")
+
+
+def cache_work(n_tokens: int, d_k: int, d_v: int) -> int:
+    """Multiply-adds a growing cache spends reading a sequence causally: ``sum_t t (d_k + d_v)``.
+
+    Chapter 12: token ``t`` compares its query with ``t`` keys (``t d_k``) and mixes
+    ``t`` values (``t d_v``), ``O(n d)`` per token, so ``n (n + 1) / 2 (d_k + d_v)`` in all,
+    against :func:`state_work`'s ``n d_k d_v``.
+    """
+    n = as_count(n_tokens, "n_tokens", minimum=0)
+    return n * (n + 1) // 2 * (as_count(d_k, "d_k") + as_count(d_v, "d_v"))
+
+def attention_params_by_heads(d: int, h: int) -> int:
+    """Attention parameters counted head by head: ``3 h d (d/h) + d^2``.
+
+    Chapter 8, Derivation D18: each of the ``h`` heads has ``W_Q^(m), W_K^(m),
+    W_V^(m)`` of shape (d, d/h), and ``W_O`` is (d, d). ``h`` must divide ``d``.
+    The count is ``4 d^2`` whatever ``h``.
+    """
+    d = as_count(d, "d")
+    h = as_count(h, "h")
+    if d % h:
+        raise ValueError(f"h must divide the width d = {d}, got h = {h}")
+    d_head = d // h
+    return 3 * h * d * d_head + d * d
+
+
+def grouped_query_params(d: int, h: int, kv_heads: int) -> int:
+    """Attention parameters with grouped-query attention: ``2 d^2 + 2 d g (d/h)``.
+
+    Chapter 8 (Ainslie et al. 2023): ``h`` query heads of width ``d/h`` share
+    ``g = kv_heads`` key heads and value heads (``g`` divides ``h``); ``W_Q`` and
+    ``W_O`` stay (d, d), ``W_K`` and ``W_V`` shrink to (d, g d/h). ``g = h`` is
+    multi-head attention (``4 d^2``), ``g = 1`` multi-query attention.
+    """
+    d = as_count(d, "d")
+    h = as_count(h, "h")
+    g = as_count(kv_heads, "kv_heads")
+    if d % h or h % g:
+        raise ValueError(f"need h | d and kv_heads | h, got d = {d}, h = {h}, kv_heads = {g}")
+    return 2 * d * d + 2 * d * g * (d // h)
+
+
+def kv_cache_fraction(h: int, kv_heads: int) -> Fraction:
+    """Share of the multi-head key-value cache that grouped-query attention keeps: ``g / h``.
+
+    Chapter 8 (and Chapter 9 for the cache): the cache stores one key and one
+    value per key-value head, so ``kv_heads`` of ``h`` heads keep ``g/h`` of it.
+    """
+    h = as_count(h, "h")
+    g = as_count(kv_heads, "kv_heads")
+    if h % g:
+        raise ValueError(f"kv_heads must divide h, got h = {h}, kv_heads = {g}")
+    return Fraction(g, h)

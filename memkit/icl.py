@@ -25,6 +25,9 @@ __all__ = [
     "linear_attention_readout",
     "icl_layers",
     "least_squares_fit",
+    "step_size_limit",
+    "one_step_exact_eta",
+    "line_after_layers",
 ]
 
 
@@ -111,3 +114,67 @@ def least_squares_fit(X, Y) -> np.ndarray:
             "X has linearly dependent inputs (rank below min(n, d_x));"
             " the least-squares fit is not unique"
         ) from exc
+
+
+def step_size_limit(X) -> float:
+    """Largest step size for which the in-context gradient steps converge: ``2 / lambda_max``.
+
+    Chapter 11. The error of ``W_k`` against the least-squares fit is multiplied
+    by ``I - eta X^T X`` at each step (each layer), so the steps converge when
+    ``|1 - eta lambda| < 1`` for every eigenvalue ``lambda`` of ``X^T X``, i.e. for
+    ``0 < eta < 2 / lambda_max(X^T X)``, and diverge beyond. ``X`` (n, d_x).
+    Exercise 5 (x = 1, 2, 1): ``sum x_i^2 = 6``, threshold ``1/3``.
+    """
+    X = as_matrix(X, "X")
+    top = float(np.linalg.eigvalsh(X.T @ X).max())
+    if top <= 0:
+        raise ValueError("X is all zeros: X^T X has no positive eigenvalue, any step is stable")
+    return 2.0 / top
+
+
+def one_step_exact_eta(X) -> float:
+    """Step size for which one step from zero lands on least squares, in one dimension.
+
+    Chapter 11 / Exercise 5: with one input dimension ``W_1 = eta sum_i y_i x_i`` and
+    the least-squares ``w = sum_i x_i y_i / sum_i x_i^2``, so ``eta = 1 / sum_i x_i^2``
+    (``1/6`` for x = 1, 2, 1), half the divergence threshold. ``X`` (n, 1).
+    """
+    X = as_matrix(X, "X", shape=(None, 1))
+    total = float(np.sum(X**2))
+    if total <= 0:
+        raise ValueError("X is all zeros: no step size reaches the least-squares fit")
+    return 1.0 / total
+
+
+def line_after_layers(X, Y, eta, layers: int, grid) -> dict:
+    """The fitted line after ``layers`` in-context steps, on a grid of inputs (1-D).
+
+    Chapter 11, figure icl-gradient-steps. ``X`` (n, 1), ``Y`` (n, 1), ``eta > 0``,
+    ``layers >= 0`` (0 is the model ``W_0 = 0``), ``grid`` (g,). The slope ``w_k``
+    comes from :func:`gd_steps`; the query prediction of :func:`icl_layers` at the
+    grid's last point is returned beside it to show the two agree. Returns a dict:
+    ``w`` (slope after k steps), ``w_ls`` (least squares), ``line`` (g,) = w grid,
+    ``line_ls`` (g,), ``layer_read`` (the stacked layers' prediction at grid[-1], or
+    0.0 for no layer) and ``slopes`` (k + 1,), the slope after 0..k steps.
+    """
+    X = as_matrix(X, "X", shape=(None, 1))
+    Y = as_matrix(Y, "Y", shape=(None, 1))
+    same_length(X, "X", Y, "Y")
+    layers = as_count(layers, "layers", minimum=0)
+    grid = as_vector(grid, "grid")
+    eta = as_positive(eta, "eta")
+    w_ls = float(least_squares_fit(X, Y)[0, 0])
+    if layers == 0:
+        slopes = np.zeros(1)
+        layer_read = 0.0
+    else:
+        slopes = np.concatenate([[0.0], gd_steps(X, Y, eta, layers)[:, 0, 0]])
+        layer_read = float(icl_layers(X, Y, grid[-1:], eta, layers)[-1, 0])
+    return {
+        "w": float(slopes[-1]),
+        "w_ls": w_ls,
+        "line": slopes[-1] * grid,
+        "line_ls": w_ls * grid,
+        "layer_read": layer_read,
+        "slopes": slopes,
+    }

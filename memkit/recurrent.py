@@ -424,3 +424,104 @@ def exp_kernel_features(x, beta, P: int) -> np.ndarray:
     P = as_count(P, "P", minimum=0)
     blocks = [np.sqrt(beta**p / factorial(p)) * tensor_power(arr, p) for p in range(P + 1)]
     return np.concatenate(blocks, axis=-1)
+
+
+# --- Chapter 10: the delta rule in WY form, and test-time training in one batch step ----
+
+__all__ += ["householder_product", "householder_wy", "delta_rule_wy", "ttt_batch_update",
+            "orthonormal_recall_errors"]
+
+
+def _keys_and_strengths(K, beta):
+    K = as_matrix(K, "K")
+    return K, _parameter(beta, "beta", RULES["delta"][1]["beta"], length=K.shape[0])
+
+
+def householder_product(K, beta) -> np.ndarray:
+    """The product ``(I - b_1 k_1 k_1^T)(I - b_2 k_2 k_2^T) ... (I - b_n k_n k_n^T)``.
+
+    Chapter 10 (DeltaNet): the delta rule multiplies the state on the right by one
+    generalised Householder matrix per token, ``S_t = S_{t-1} (I - b_t k_t k_t^T) + b_t v_t k_t^T``.
+    ``K`` (n, d) holds the keys as rows, ``beta`` a scalar or (n,) strengths >= 0.
+    Returns the (d, d) product, multiplied out one factor at a time.
+    """
+    K, b = _keys_and_strengths(K, beta)
+    P = np.eye(K.shape[1])
+    for k, b_t in zip(K, b):
+        P = P - b_t * np.outer(P @ k, k)
+    return P
+
+
+def householder_wy(K, beta) -> np.ndarray:
+    """The compact WY form of ``householder_product``: ``P_n = I - W^T K``.
+
+    Chapter 10 (DeltaNet, Yang et al. 2024): the product of n generalised Householder
+    matrices is the identity minus a sum of n outer products, ``sum_t w_t k_t^T``, with
+    ``w_t = b_t (k_t - sum_{i<t} w_i (k_i^T k_t))``. All the w_t at once solve the
+    triangular system ``(I + diag(b) tril(K K^T, -1)) W = diag(b) K``, so no d x d
+    matrix is formed token by token. ``K`` (n, d), ``beta`` scalar or (n,).
+    Returns ``W`` (n, d).
+    """
+    K, b = _keys_and_strengths(K, beta)
+    T = np.eye(K.shape[0]) + b[:, None] * np.tril(K @ K.T, -1)
+    return np.linalg.solve(T, b[:, None] * K)
+
+
+def delta_rule_wy(K, V, beta) -> np.ndarray:
+    """The delta-rule state written from zero, all tokens at once: ``S_n = U^T K``.
+
+    Chapter 10 (DeltaNet): from ``S_0 = 0`` the delta recurrence keeps
+    ``S_t = sum_{i<=t} u_i k_i^T`` with ``u_t = b_t (v_t - sum_{i<t} u_i (k_i^T k_t))``,
+    i.e. ``(I + diag(b) tril(K K^T, -1)) U = diag(b) V``: one triangular solve in place
+    of n sequential updates, which is what lets training run in parallel over the
+    sequence. ``K`` (n, d_k), ``V`` (n, d_v), ``beta`` scalar or (n,).
+    Returns the final state (d_v, d_k), equal to ``run_updates(K, V, "delta", beta=beta)``.
+    """
+    K, b = _keys_and_strengths(K, beta)
+    V = as_matrix(V, "V")
+    same_length(K, "K", V, "V")
+    T = np.eye(K.shape[0]) + b[:, None] * np.tril(K @ K.T, -1)
+    U = np.linalg.solve(T, b[:, None] * V)
+    return U.T @ K
+
+
+def ttt_batch_update(S, K, V, eta) -> np.ndarray:
+    """One batch gradient step of a linear test-time-training layer on ``sum_i ||S k_i - v_i||^2``.
+
+    Chapter 10 (Sun et al. 2024): with the loss not halved the gradient is
+    ``2 sum_i (S k_i - v_i) k_i^T``, so ``S <- S - 2 eta sum_i (S k_i - v_i) k_i^T``.
+    From ``S = 0`` with ``eta = 1/2`` this is ``sum_i v_i k_i^T``, the linear-attention
+    state. ``S`` (d_v, d_k), ``K`` (n, d_k), ``V`` (n, d_v), ``eta >= 0``.
+    Returns the new state (d_v, d_k).
+    """
+    S = as_matrix(S, "S")
+    K = as_matrix(K, "K", shape=(None, S.shape[1]))
+    V = as_matrix(V, "V", shape=(None, S.shape[0]))
+    same_length(K, "K", V, "V")
+    eta = as_positive(eta, "eta", allow_zero=True)
+    return S - 2.0 * eta * (K @ S.T - V).T @ K
+
+
+def orthonormal_recall_errors(n_pairs, d_k: int, d_v: int = 8, seed=0) -> np.ndarray:
+    """Largest recall error of an additive state holding ``n`` pairs with keys as orthogonal as possible.
+
+    Chapter 9 (the orthogonality bound of the fast weight programmer): the first
+    ``min(n, d_k)`` keys are orthonormal, any further key is a random unit vector (no
+    room is left for it). The state ``S = sum_i v_i k_i^T`` is asked for every stored
+    value; the error is ``max_i ||S k_i - v_i||`` with unit values in R^{d_v}.
+    ``n_pairs`` an int or a sequence of ints >= 1. Returns an array of the errors, one per n.
+    """
+    counts = [as_count(n, "n_pairs") for n in np.atleast_1d(np.asarray(n_pairs))]
+    d_k = as_count(d_k, "d_k")
+    d_v = as_count(d_v, "d_v")
+    rng = as_rng(seed)
+    largest = max(counts)
+    basis, _ = np.linalg.qr(rng.standard_normal((d_k, d_k)))
+    extra = random_unit_vectors(max(largest - d_k, 0), d_k, rng) if largest > d_k else np.zeros((0, d_k))
+    keys = np.vstack([basis.T, extra])[:largest]
+    values = random_unit_vectors(largest, d_v, rng)
+    errors = []
+    for n in counts:
+        K, V = keys[:n], values[:n]
+        errors.append(np.linalg.norm(K @ (V.T @ K).T - V, axis=1).max())
+    return np.array(errors)

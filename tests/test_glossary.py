@@ -30,7 +30,18 @@ TERMS = [
     # Chapter 6
     "bandwidth", "fixed point", "metastable state", "saturation",
     "scaled dot-product attention", "soft dictionary",
+
+    # added with Chapter 14
+    "rank-one edit", "second-moment matrix",
+    # added with Chapters 11-13
+    "K-composition", "previous-token head", "test-time regression",
+
+    # Chapters 7 and 8
+    "bilinear form", "policy gradient", "pre-norm", "transformer block",
 ]
+#: the terms Chapters 9 and 10 add
+TERMS += ["fast weight programmer", "forget gate", "linear attention", "recurrent layer",
+          "self-supervised loss"]
 
 TERM_ROLE = re.compile(r"\{term\}`([^`]*)`")
 

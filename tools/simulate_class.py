@@ -17,6 +17,7 @@ compare the grader's result with it (``expected`` in the manifest).
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import json
 import random
@@ -86,6 +87,70 @@ def questions(source: dict) -> list[Question]:
     return found
 
 
+def _names(text: str) -> tuple[set[str], set[str], set[str]]:
+    """(names a cell defines, of those the functions and classes, names it reads)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set(), set(), set()
+    defined, functions, read = set(), set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (defined if isinstance(node.ctx, ast.Store) else read).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+            functions.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            defined |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return defined, functions, read
+
+
+def dependencies(source: dict, release: dict | None = None) -> dict[str, set[str]]:
+    """For each answer cell, the earlier answer cells whose answers it needs to pass.
+
+    A question depends on an earlier one when its answer or test cells read a name that
+    only the earlier answer provides: a name its solution defines that the released cell
+    does not, or a function the released cell defines only as a stub (exit test 7, q4
+    calls the ``write`` of q3). A blank or broken earlier answer then costs the later
+    question its points too.
+    """
+    released = {}
+    for cell in (release or {"cells": []})["cells"]:
+        if _nbgrader(cell).get("solution"):
+            released[_nbgrader(cell)["grade_id"]] = _text(cell)
+    texts = {_nbgrader(c).get("grade_id"): _text(c) for c in source["cells"]}
+    provides: dict[str, set[str]] = {}
+    needs: dict[str, set[str]] = {}
+    for q in questions(source):
+        if not q.code:
+            continue
+        defined, _, read = _names(answer_text(next(
+            c for c in source["cells"] if _nbgrader(c).get("grade_id") == q.answer_id)))
+        stub_defined, stub_functions, _ = _names(released.get(q.answer_id, ""))
+        provides[q.answer_id] = (defined - stub_defined) | (defined & stub_functions)
+        for test_id in q.test_ids:
+            test_defined, _, test_read = _names(texts.get(test_id, ""))
+            read |= test_read - test_defined
+        needs[q.answer_id] = read - defined
+    found: dict[str, set[str]] = {}
+    earlier: list[str] = []
+    for answer_id, wanted in needs.items():
+        direct = {e for e in earlier if provides[e] & wanted}
+        found[answer_id] = direct | {x for e in direct for x in found[e]}
+        earlier.append(answer_id)
+    return found
+
+
+def earned_points(source: dict, answered: set[str], release: dict | None = None) -> float:
+    """Autograded points of the questions answered whose needed earlier answers are too."""
+    needs = dependencies(source, release)
+    return sum(
+        q.points
+        for q in questions(source)
+        if q.answer_id in answered and needs.get(q.answer_id, set()) <= answered
+    )
+
+
 def autograded_points(source: dict) -> float:
     """All the points the autograder can give on a notebook (written answers excluded)."""
     return sum(q.points for q in questions(source))
@@ -114,7 +179,8 @@ def _code_questions(source: dict) -> list[Question]:
 
 def troubled(kind: str, source: dict, release: dict) -> tuple[str, float]:
     """A full submission with one trouble of ``kind``: (file text, expected autograded score)."""
-    full = student_notebook(source, release, {q.answer_id for q in questions(source)})
+    every = {q.answer_id for q in questions(source)}
+    full = student_notebook(source, release, every)
     total = autograded_points(source)
     first, second = (_code_questions(source) + _code_questions(source))[:2]
     nb = copy.deepcopy(full)
@@ -126,15 +192,15 @@ def troubled(kind: str, source: dict, release: dict) -> tuple[str, float]:
         nb["cells"][_index(nb, first.answer_id)]["source"] = (
             "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"
         )
-        expected = total - first.points
+        expected = earned_points(source, every - {first.answer_id}, release)
     elif kind == "kernel-exit":
         nb["cells"][_index(nb, second.answer_id)]["source"] = "import os\nos._exit(1)"
-        expected = total - second.points
+        expected = earned_points(source, every - {second.answer_id}, release)
     elif kind == "endless-print":
         nb["cells"][_index(nb, first.answer_id)]["source"] = (
             "while True:\n    print('all work and no play ' * 4)"
         )
-        expected = total - first.points
+        expected = earned_points(source, every - {first.answer_id}, release)
     elif kind == "deleted-test":
         del nb["cells"][_index(nb, first.test_ids[0])]
     elif kind == "deleted-setup":
@@ -152,7 +218,7 @@ def troubled(kind: str, source: dict, release: dict) -> tuple[str, float]:
         release_answer = release["cells"][_index(release, first.answer_id)]
         nb["cells"][_index(nb, first.answer_id)]["source"] = _text(release_answer)
         nb["cells"][_index(nb, first.test_ids[0])]["source"] = "pass"
-        expected = total - first.points
+        expected = earned_points(source, every - {first.answer_id}, release)
     else:
         raise ValueError(f"unknown kind {kind!r}; one of {sorted(ZOO)}")
     return json.dumps(nb, indent=1) + "\n", expected
@@ -241,7 +307,7 @@ def simulate(
                     answered = {q.answer_id for q in qs}
                 nb = student_notebook(source, releases[name], answered)
                 (folder / name).write_text(json.dumps(nb, indent=1) + "\n")
-                expected[name] = sum(q.points for q in qs if q.answer_id in answered)
+                expected[name] = earned_points(source, answered, releases[name])
             made.append(
                 Submission(
                     student,

@@ -1,0 +1,144 @@
+"""No relative link of the book or of an assignment notebook leads nowhere.
+
+Checked: Markdown links ``[text](target)`` (relative ones: no scheme, not a bare
+``#anchor``) in ``book/*.md`` and in the Markdown cells of the notebooks under
+``solutions/`` and ``exercises/``; ``{doc}`` targets; and ``{ref}`` / ``{numref}``
+labels, which must be defined as ``(label)=`` somewhere in ``book/``. A link to a page of
+the book must also point to a page the table of contents lists, since the book builds
+only those (``only_build_toc_files``).
+"""
+
+import json
+import pathlib
+import re
+
+import pytest
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+
+LINK = re.compile(r"(?<!\!)\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+IMAGE = re.compile(r"!\[[^\]]*\]\(\s*([^)\s]+)[^)]*\)")
+ROLE = re.compile(r"\{(doc|ref|numref)\}`([^`]*)`")
+LABEL = re.compile(r"^\((?P<label>[^()\s]+)\)=\s*$", re.M)
+FENCED_CODE = re.compile(r"^(```+|~~~+)[ \t]*(?:\{code-cell\}[^\n]*|[\w+-]*)\n.*?^\1[ \t]*$", re.S | re.M)
+INLINE_CODE = re.compile(r"`[^`\n]*`")
+
+
+def markdown_sources():
+    """(path, text) of every Markdown source checked: chapters and notebook cells."""
+    for path in sorted(BOOK.glob("*.md")):
+        yield path, path.read_text()
+    for folder in ("solutions", "exercises"):
+        for path in sorted((ROOT / folder).rglob("*.ipynb")):
+            nb = json.loads(path.read_text())
+            cells = [c for c in nb.get("cells", []) if c.get("cell_type") == "markdown"]
+            text = "\n\n".join(
+                "".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in cells
+            )
+            yield path, text
+
+
+SOURCES = list(markdown_sources())
+
+
+def defined_labels():
+    return {m.group("label") for path in BOOK.glob("*.md") for m in LABEL.finditer(path.read_text())}
+
+
+def toc_pages():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    pages = {toc["root"]}
+    for part in toc.get("parts", []):
+        for chapter in part["chapters"]:
+            pages.add(chapter["file"])
+            pages.update(section["file"] for section in chapter.get("sections", []))
+    return {(ROOT / p).with_suffix("").resolve() for p in pages}
+
+
+def _prose(text):
+    """The text without code: fenced blocks and code cells, but roles stay (they are checked)."""
+    text = FENCED_CODE.sub(" ", text)
+    roles = ROLE.findall(text)
+    return text, roles
+
+
+def is_relative(target):
+    return not re.match(r"^[a-zA-Z][\w+.-]*:", target) and not target.startswith(("#", "//"))
+
+
+def role_target(role_text):
+    explicit = re.search(r"<([^<>]*)>\s*$", role_text)
+    return (explicit.group(1) if explicit else role_text).strip()
+
+
+def broken_links(path, text, labels, pages):
+    """Every link of one source that leads nowhere, as readable strings."""
+    text, roles = _prose(text)
+    without_code = INLINE_CODE.sub(" ", text)
+    found = []
+    targets = LINK.findall(without_code) + IMAGE.findall(without_code)
+    for target in targets:
+        if not is_relative(target):
+            continue
+        file_part = target.split("#", 1)[0].split("?", 1)[0]
+        if not file_part:
+            continue
+        resolved = (path.parent / file_part).resolve()
+        if not resolved.exists():
+            found.append(f"link {target}: no such file")
+        elif resolved.suffix == ".md" and resolved.is_relative_to(BOOK.resolve()):
+            if resolved.with_suffix("") not in pages:
+                found.append(f"link {target}: a page the table of contents does not list")
+    for kind, role_text in roles:
+        target = role_target(role_text)
+        if kind == "doc":
+            base = ROOT if target.startswith("/") else path.parent
+            resolved = (base / target.lstrip("/")).resolve()
+            candidates = [resolved] if resolved.suffix else [resolved.with_suffix(s) for s in (".md", ".ipynb")]
+            if not any(c.exists() for c in candidates):
+                found.append(f"{{doc}} {target}: no such page")
+            elif resolved.with_suffix("") not in pages:
+                found.append(f"{{doc}} {target}: a page the table of contents does not list")
+        elif target not in labels:
+            found.append(f"{{{kind}}} {target}: no label ({target})= in book/")
+    return found
+
+
+@pytest.mark.parametrize(
+    "path, text", SOURCES, ids=[p.relative_to(ROOT).as_posix() for p, _ in SOURCES]
+)
+def test_no_relative_link_leads_nowhere(path, text):
+    broken = broken_links(path, text, defined_labels(), toc_pages())
+    assert not broken, f"{path.relative_to(ROOT)}: " + "; ".join(broken)
+
+
+def test_the_checker_finds_each_kind_of_broken_link(tmp_path):
+    page = BOOK / "a-page.md"   # a pretend page of the book (never written)
+    text = (
+        "[ok](ch03-outer-product-memory.md#section) [gone](ch99-missing.md) "
+        "[web](https://example.org/x.md) [anchor](#here) "
+        "{ref}`Chapter 3 <ch03>` {ref}`nowhere <no-such-label>` {doc}`ch04-careful-writes` "
+        "{doc}`ch98-missing` `[in code](not-a-link.md)`\n\n"
+        "```python\n[in a block](not-a-link-either.md)\n```\n"
+    )
+    broken = broken_links(page, text, defined_labels(), toc_pages())
+    assert broken == [
+        "link ch99-missing.md: no such file",
+        "{ref} no-such-label: no label (no-such-label)= in book/",
+        "{doc} ch98-missing: no such page",
+    ]
+
+
+def test_the_checker_finds_a_page_left_out_of_the_toc(tmp_path):
+    stray = BOOK / "ch03-outer-product-memory.md"
+    pages = toc_pages() - {stray.with_suffix("").resolve()}
+    broken = broken_links(BOOK / "x.md", "[three](ch03-outer-product-memory.md)", defined_labels(), pages)
+    assert broken == ["link ch03-outer-product-memory.md: a page the table of contents does not list"]
+
+
+def test_every_notebook_and_chapter_is_checked():
+    names = {p.relative_to(ROOT).as_posix() for p, _ in SOURCES}
+    assert "book/ch17-exercises.md" in names and "solutions/session-9/exit-test.ipynb" in names
+    assert any(n.startswith("exercises/session-9/") for n in names)
