@@ -1,0 +1,33 @@
+"""Numbers stated in the prose of Chapters 0-5 and Appendices A-D (issue 12)."""
+import numpy as np
+
+from memkit import linalg
+
+
+def test_ch01_hand_example_rows_and_columns():
+    W = np.array([[1, 2], [3, -1], [0, 4]])
+    x = np.array([2, 1])
+    y_rows, products = linalg.matvec_by_rows(W, x)
+    y_cols, scaled = linalg.matvec_by_columns(W, x)
+    assert y_rows.tolist() == [4, 5, 4]
+    assert products.tolist() == [[2, 2], [6, -1], [0, 4]]
+    assert scaled.tolist() == [[2, 6, 0], [2, -1, 4]]
+    assert y_cols.tolist() == [4, 5, 4]
+
+
+def test_ch02_hand_example_four_readings():
+    A = np.array([[1, 2], [3, 0]])
+    B = np.array([[2, 0, 1], [1, -1, 3]])
+    expected = [[4, -2, 7], [6, 0, 3]]
+    for product in (linalg.matmul_entry, linalg.matmul_row, linalg.matmul_column, linalg.matmul_outer):
+        assert product(A, B).tolist() == expected
+    layers = linalg.outer_terms(A, B)
+    assert layers[0].tolist() == [[2, 0, 1], [6, 0, 3]]
+    assert layers[1].tolist() == [[2, -2, 6], [0, 0, 0]]
+
+
+def test_ch02_three_terms_hold_98_4_percent_of_the_pattern():
+    # the prose says 98.4 % kept and 1.6 % left for the other five terms
+    _, kept = linalg.svd_energy(linalg.structured_pattern())
+    assert round(100 * kept[2], 1) == 98.4
+    assert round(100 * (1 - kept[2]), 1) == 1.6
