@@ -28,6 +28,7 @@ __all__ = [
     "cache_bytes",
     "crossover_tokens",
     "state_numbers",
+    "swiglu_hidden",
 ]
 
 
@@ -130,3 +131,17 @@ def state_numbers(d_k: int, d_v: int, normaliser: bool = False) -> int:
     d_k = as_count(d_k, "d_k")
     d_v = as_count(d_v, "d_v")
     return d_v * d_k + (d_k if normaliser else 0)
+
+
+def swiglu_hidden(d: int, multiple_of: int = 256) -> int:
+    """Whole hidden width of a SwiGLU MLP: ``8d/3`` truncated, then rounded up to ``multiple_of``.
+
+    Chapter 5: ``8 d / 3`` is a fraction for most widths (``d = 4096`` gives
+    10 922.67); the Llama reference code takes ``int(8 d / 3)`` and rounds it up to
+    the next multiple of ``multiple_of`` (256), which gives 11 008 for Llama 7B
+    (``d = 4096``). ``d`` the width; returns an int.
+    """
+    d = as_count(d, "d")
+    step = as_count(multiple_of, "multiple_of")
+    hidden = (8 * d) // 3
+    return step * -(-hidden // step)

@@ -1,7 +1,8 @@
 """Numbers stated in the prose of Chapters 0-5 and Appendices A-D (issue 12)."""
 import numpy as np
+import pytest
 
-from memkit import linalg
+from memkit import costs, linalg
 
 
 def test_ch01_hand_example_rows_and_columns():
@@ -31,3 +32,14 @@ def test_ch02_three_terms_hold_98_4_percent_of_the_pattern():
     _, kept = linalg.svd_energy(linalg.structured_pattern())
     assert round(100 * kept[2], 1) == 98.4
     assert round(100 * (1 - kept[2]), 1) == 1.6
+
+
+def test_ch05_swiglu_hidden_rounds_8d_over_3_like_llama():
+    # Llama 7B: d = 4096, int(8 * 4096 / 3) = 10922, next multiple of 256 = 11008
+    assert costs.swiglu_hidden(4096) == 11008
+    assert costs.swiglu_hidden(4096, multiple_of=1) == 10922
+    assert costs.swiglu_hidden(768) == 2048  # 8 * 768 / 3 = 2048 is already a multiple of 256
+    assert costs.swiglu_params(4096, costs.swiglu_hidden(4096)) == 135_266_304  # 3 * 4096 * 11008
+    assert costs.swiglu_params(4096) == 134_217_728  # 8 * 4096**2 with the fractional width
+    with pytest.raises(ValueError, match="multiple_of"):
+        costs.swiglu_hidden(4096, multiple_of=0)
