@@ -43,3 +43,12 @@ def test_no_cell_printed_an_error(built_book):
         text = page(built_book, chapter.stem)
         assert "Traceback (most recent call last)" not in text, chapter.name
         assert 'class="output stderr"' not in text, chapter.name
+
+
+def test_pages_carry_no_unused_widget_state(built_book):
+    """The page shows each figure as a picture and loads no widget manager, so the widget
+    state an executed notebook saves (base64 pictures included) must not be shipped."""
+    for chapter in (ROOT / "book").glob("*.md"):
+        text = page(built_book, chapter.stem)
+        assert "application/vnd.jupyter.widget-state+json" not in text, chapter.name
+        assert '"model_name": "ImageModel"' not in text, chapter.name

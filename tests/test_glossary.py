@@ -27,6 +27,9 @@ TERMS = [
     "Sherman–Morrison formula", "singular value decomposition", "softmax",
     "state-space model", "superposition", "temperature", "test time",
     "test-time training", "token", "trace", "unembedding", "whitening",
+    # Chapter 6
+    "bandwidth", "fixed point", "metastable state", "saturation",
+    "scaled dot-product attention", "soft dictionary",
 ]
 
 TERM_ROLE = re.compile(r"\{term\}`([^`]*)`")

@@ -45,13 +45,6 @@ def test_ch05_swiglu_hidden_rounds_8d_over_3_like_llama():
         costs.swiglu_hidden(4096, multiple_of=0)
 
 
-def test_d7_tilt_at_beta_sqrt_d_is_a_quarter_at_d_64():
-    # Appendix D, D7: the weight of s moves to about 2 beta / d; at beta = sqrt(d), d = 64: 1/4
-    d = 64
-    beta = d**0.5
-    assert 2 * beta / d == 0.25
-
-
 def test_ch04_which_keys_must_be_independent():
     # Ch 4: M >= d_k needs independent columns of K (K^T K invertible), M <= d_k independent rows
     rng = np.random.default_rng(0)

@@ -185,3 +185,164 @@ def test_a_figure_page_renders(pdf):
     colour = (shot.max(axis=2) - shot.min(axis=2) > 60).mean()
     assert dark > 0.002, "the page looks blank"
     assert colour > 0.002, "the page has no coloured figure on it"
+
+
+# -- a book one would print: numbering, back matter, index, lists, worksheets ------------
+@pytest.fixture(scope="module")
+def pages(pdf) -> list[str]:
+    """The text of each page, laid out as printed (running heads on their own line)."""
+    out = subprocess.run(["pdftotext", "-layout", "-enc", "UTF-8", str(pdf), "-"],
+                         capture_output=True, text=True, check=True).stdout
+    return out.split("\f")
+
+
+def contents_lines(pages: list[str]) -> list[str]:
+    """The lines of the table of contents (the pages before the list of figures)."""
+    end = next(i for i, p in enumerate(pages) if "LIST OF FIGURES" in p)
+    start = next(i for i, p in enumerate(pages) if "CONTENTS" in p)
+    return [line.strip() for p in pages[start:end] for line in p.splitlines() if line.strip()]
+
+
+def numbered(name: str) -> tuple[str, str] | None:
+    """('3', 'A sum of ...') for Chapter 3, ('A', 'Linear algebra toolkit') for Appendix A."""
+    title = title_of((ROOT / f"{name}.md").read_text())
+    match = re.match(r"^(?:(\d+)|Appendix ([A-E]))\.\s+(.+)$", title)
+    return (match.group(1) or match.group(2), match.group(3)) if match else None
+
+
+def entry(lines: list[str], title: str) -> int:
+    """The index of the contents line that holds a title (page number and dots aside)."""
+    want, n = words(title), len(words(title))
+    found = [i for i, line in enumerate(lines)
+             if words(line)[:n] == want or words(line)[1:n + 1] == want]
+    assert found, f"{title!r} is not in the contents"
+    return found[0]
+
+
+def test_contents_use_the_courses_own_numbering(pages):
+    lines = contents_lines(pages)
+    files, captions = toc()
+    for name in files[1:]:
+        title = title_of((ROOT / f"{name}.md").read_text())
+        number = numbered(name)
+        if number is None:  # the Prologue, the session worksheets, the reading list
+            line = lines[entry(lines, title)]
+            assert words(line)[: len(words(title))] == words(title), line
+            continue
+        label, rest = number
+        line = lines[entry(lines, rest)]
+        assert re.match(rf"^{label}\s+{re.escape(rest.split()[0])}", line), (name, line)
+        assert not re.search(rf"\b{label}\.\s+{re.escape(rest.split()[0])}", line), line
+    for caption in captions:  # the sessions are parts, without a part number
+        line = lines[entry(lines, caption)]
+        assert not line.lower().startswith("part"), line
+
+
+def test_appendices_come_after_the_last_session_lettered_a_to_e(pages):
+    lines = contents_lines(pages)
+    files, _ = toc()
+    appendices = sorted(name for name in files if "/appendix-" in name)
+    assert len(appendices) == 5
+    sessions = [entry(lines, title_of((ROOT / f"{n}.md").read_text()))
+                for n in files if "/session-" in n]
+    positions = [entry(lines, numbered(name)[1]) for name in appendices]
+    assert positions == sorted(positions) and positions[0] > max(sessions)
+    assert [lines[p].split()[0] for p in positions] == list("ABCDE")
+
+
+def test_running_heads_name_the_chapter_once(pages):
+    # the chapter's mark is printed in the head or the foot of a page, beside its number
+    lines = [[line.strip() for line in p.splitlines() if line.strip()] for p in pages]
+    heads = [edge for page in lines if page for edge in (page[0], page[-1])]
+    files, _ = toc()
+    chapter = next(n for n in files if re.search(r"/ch03-", n))
+    appendix = next(n for n in files if "/appendix-a-" in n)
+    _, ch_rest = numbered(chapter)
+    _, ap_rest = numbered(appendix)
+    assert any(h.endswith(f"Chapter 3. {ch_rest}") for h in heads), heads[30:60]
+    assert any(h.endswith(f"Appendix A. {ap_rest}") for h in heads)
+    prologue = title_of((ROOT / "book/prologue.md").read_text())
+    prologue_heads = [h for h in heads if prologue in h]
+    assert prologue_heads and not any("Chapter" in h for h in prologue_heads)
+    assert not any(re.search(r"Chapter \d+\. \d+\.", h) or "Chapter A" in h for h in heads)
+
+
+def glossary_terms() -> list[str]:
+    text = (ROOT / "book" / "appendix-e-glossary.md").read_text()
+    block = text.split("```{glossary}", 1)[1].split("```", 1)[0]
+    return [line.strip() for line in block.splitlines()
+            if line and not line[0].isspace() and not line.startswith(":")]
+
+
+def test_index_points_to_each_definition_and_first_uses(pages):
+    start = max(i for i, p in enumerate(pages) if re.search(r"^\s*INDEX\s*$", p, re.MULTILINE))
+    index = " ".join(" ".join(p.split()) for p in pages[start:])
+    files, _ = toc()
+    checked = 0
+    for term in glossary_terms():
+        users = 0
+        for name in files:
+            if name.endswith("appendix-e-glossary"):
+                continue
+            source = (ROOT / f"{name}.md").read_text()
+            if re.search(r"\{term\}`[^`]*<" + re.escape(term) + r">`|\{term\}`"
+                         + re.escape(term) + "`", source, re.IGNORECASE):
+                users += 1
+        match = re.search(re.escape(term) + r",((?: \d+,)* \d+)", index)
+        assert match, f"{term!r} is not in the index"
+        pages_listed = {int(n) for n in re.findall(r"\d+", match.group(1))}
+        # its definition, and the first use in each chapter that links it
+        assert len(pages_listed) >= users + 1, (
+            term, users, sorted(pages_listed))
+        checked += users > 1
+    assert checked >= 5, "too few terms used in several chapters to test the index"
+
+
+def test_lists_of_figures_and_derivations(pages):
+    start = next(i for i, p in enumerate(pages) if "LIST OF FIGURES" in p)
+    end = next(i for i, p in enumerate(pages) if "LIST OF DERIVATIONS" in p)
+    figures_text = " ".join(" ".join(p.split()) for p in pages[start:end])
+    for _, figure_id in figure_cells():
+        assert re.search(re.escape(figure_id) + r" .{0,200}?, page \d+\.", figures_text), figure_id
+    derivations_text = " ".join(" ".join(p.split()) for p in pages[end:end + 3])
+    for n in range(1, 21):
+        assert re.search(rf"\bD{n} .{{0,160}}?, page \d+\.", derivations_text), f"D{n}"
+
+
+def test_cross_references_carry_page_numbers(text):
+    assert len(re.findall(r"\(page \d+\)", text)) >= 20
+
+
+def test_session_pages_print_as_worksheets(pages):
+    from tools import assignments as course
+
+    _, captions = toc()
+    parts = [words(caption)[:4] for caption in captions]
+    for assignment in course.assignments(ROOT, course.RELEASE):
+        number = assignment.split("-")[1]
+        head = f"Session {number} · Exit test and exercises"
+        # from its opening page (no running head) to the page before the next part's
+        where = [i for i, p in enumerate(pages) if any(head in line for line in _edges(p))]
+        assert where, head
+        start = min(where) - 1
+        end = next(i for i in range(start + 1, len(pages))
+                   if _edges(pages[i]) and words(_edges(pages[i])[0])[:4] in parts)
+        body = "\n".join(pages[start:end])
+        answers = sum(
+            1 for nb in course.notebooks(ROOT, assignment, course.RELEASE)
+            for cell in nbformat_cells(nb) if cell.get("metadata", {}).get("nbgrader", {})
+            .get("solution")
+        )
+        assert body.count("Your answer") == answers, (head, body.count("Your answer"), answers)
+        assert "YOUR CODE HERE" not in body and "assert " not in body, head
+
+
+def _edges(page: str) -> list[str]:
+    lines = [line for line in page.splitlines() if line.strip()]
+    return [lines[0], lines[-1]] if lines else []
+
+
+def nbformat_cells(path: pathlib.Path) -> list[dict]:
+    import json
+
+    return json.loads(path.read_text())["cells"]

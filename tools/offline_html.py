@@ -5,6 +5,10 @@ thebe's address on a CDN, its loader, and a block of binder settings. The course
 no thebe button (the live figures run in JupyterLab), so this extension takes those
 out of the pages, with its style sheet. MathJax is served by the book itself (see
 tools/vendor_mathjax.py and ``mathjax_path`` in _config.yml).
+
+It also drops the saved widget state that MyST-NB copies from each executed notebook
+into its page: the page shows each figure as its picture and loads no widget manager
+(``nb_ipywidgets_js`` is empty), so that state, base64 pictures included, is dead weight.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 from docutils import nodes
 
 THEBE_MARKERS = ("THEBE_JS_URL", "text/x-thebe-config", "kernelName = ")
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 def _is_thebe_script(script) -> bool:
@@ -20,10 +25,16 @@ def _is_thebe_script(script) -> bool:
     return filename.endswith("sphinx-thebe.js") or any(m in body for m in THEBE_MARKERS)
 
 
+def _is_widget_state(script) -> bool:
+    return str(getattr(script, "attributes", {}).get("type", "")) == WIDGET_STATE
+
+
 def drop_thebe_assets(app, pagename, templatename, context, doctree) -> None:
     scripts = context.get("script_files")
     if scripts:
-        context["script_files"] = [s for s in scripts if not _is_thebe_script(s)]
+        context["script_files"] = [
+            s for s in scripts if not (_is_thebe_script(s) or _is_widget_state(s))
+        ]
     styles = context.get("css_files")
     if styles:
         context["css_files"] = [

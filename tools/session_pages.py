@@ -8,6 +8,9 @@ the released notebooks, never from solutions/: markdown cells as markdown (headi
 level down), code cells as plain ``python`` blocks that the book does not execute. The
 first cell of each notebook (its header) is replaced by the page's own introduction,
 which links the chapters the header links.
+
+In print (the PDF) a page is a worksheet: the questions and the set-up cell stay, while
+the answer cells and the test cells give way to a box to write the answer in.
 """
 
 from __future__ import annotations
@@ -78,6 +81,19 @@ def _fence(code: str) -> str:
     return f"{ticks}python\n{code.rstrip()}\n{ticks}"
 
 
+def _only(builder: str, body: str) -> str:
+    """A block that only the ``builder`` (html or latex) shows."""
+    ticks = "```"
+    while ticks in body:
+        ticks += "`"
+    return f"{ticks}{{only}} {builder}\n{body}\n{ticks}"
+
+
+def _answer_box(height: str) -> str:
+    """Room to write an answer, in print only (the box is defined by tools/pdf_book.py)."""
+    return "```{raw} latex\n\\memanswerbox{" + height + "}\n```"
+
+
 def _order(paths: list[Path]) -> list[Path]:
     rank = {"exit-test": 0, "exercises": 1}
     return sorted(paths, key=lambda p: (rank.get(p.stem, 2), p.stem))
@@ -122,13 +138,21 @@ def _render_notebook(path: Path, nb: dict, number: int, root: Path) -> list[str]
                 label = "*Set-up cell (run it first):*"
             else:
                 label = ""
-            parts.append((label + "\n\n" if label else "") + _fence(text))
+            block = (label + "\n\n" if label else "") + _fence(text)
+            if meta.get("grade") or meta.get("solution"):
+                # in print: no code to retype, a box to write the answer in
+                parts.append(_only("html", block))
+                if meta.get("solution"):
+                    parts.append(_answer_box("3cm"))
+            else:
+                parts.append(block)
         elif meta.get("solution"):
             # a written answer: the student writes in this cell
             quoted = "\n".join(
                 f"> {line}" if line else ">" for line in _relink(text, root).splitlines()
             )
-            parts.append("*Your answer, in the notebook's cell:*\n\n" + quoted)
+            parts.append(_only("html", "*Your answer, in the notebook's cell:*\n\n" + quoted))
+            parts.append(_answer_box("5cm"))
         elif cell.get("cell_type") == "markdown":
             parts.append(_demote(_relink(text, root)))
         else:

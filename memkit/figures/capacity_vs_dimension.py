@@ -1,0 +1,105 @@
+"""Figure capacity-vs-dimension (Chapter 6): each sharper score buys orders of magnitude.
+
+Drag the dimension d. For each score function the curve is the predicted
+interference-to-signal ratio of a memory of M random pairs (Chapters 3, 5 and 6):
+linear sqrt((M-1)/d), ReLU^p sqrt((M-1) E[s^{2p}] / 2) with the exact moments, and
+softmax with beta = sqrt(d), sqrt(M) e^{beta^2/d - beta} (D7). Each curve crosses the
+dashed line (interference equals signal) at its capacity, marked with a dot and its
+value. The softmax capacity e^{2 sqrt(d) - 2} leaves the chart for large d.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+
+from memkit import capacity, style
+from memkit.figures.base import InteractiveFigure
+
+#: the M axis of the chart
+M_GRID = np.unique(np.round(np.logspace(np.log10(2), 7, 120))).astype(float)
+M_MAX = float(M_GRID[-1])
+#: (name, colour) of the five reads, from the linear memory to softmax
+READS = (
+    ("linear", style.NEUTRAL),
+    ("ReLU", style.KEY),
+    ("ReLU²", style.VALUE),
+    ("ReLU³", style.POSITIVE),
+    ("softmax, β = √d", style.QUERY),
+)
+
+
+def capacity_curves(d: int) -> dict:
+    """Predicted ratio curves and capacities of five reads at dimension d (Chapter 6).
+
+    Curves (5, len(M_GRID)) from :func:`memkit.capacity.hebbian_ratio`,
+    :func:`~memkit.capacity.relu_power_ratio` (p = 1, 2, 3) and
+    :func:`~memkit.capacity.softmax_ratio` at beta = sqrt(d); capacities (5,) the M at
+    which each curve equals 1: d + 1, 1 + 2 / E[s^{2p}] and e^{2 beta (1 - beta/d)}
+    (:func:`~memkit.capacity.softmax_capacity`). Returns d, beta, M (the grid), curves,
+    capacities and on_chart (5,) booleans (capacity within the grid).
+    """
+    d = int(d)
+    beta = float(np.sqrt(d))
+    curves = [capacity.hebbian_ratio(M_GRID, d)]
+    curves += [capacity.relu_power_ratio(M_GRID, d, p) for p in (1, 2, 3)]
+    curves.append(capacity.softmax_ratio(M_GRID, d, beta))
+    capacities = [d + 1.0] + [1.0 + 2.0 / capacity.unit_dot_moment(d, p) for p in (1, 2, 3)]
+    capacities.append(capacity.softmax_capacity(d, beta))
+    capacities = np.array(capacities)
+    return {"d": d, "beta": beta, "M": M_GRID, "curves": np.array(curves),
+            "capacities": capacities, "on_chart": capacities <= M_MAX}
+
+
+def _short(value: float) -> str:
+    return f"{value:.0f}" if value < 1e5 else f"{value:.1e}".replace("e+0", "e").replace("e+", "e")
+
+
+class CapacityVsDimension(InteractiveFigure):
+    id = "capacity-vs-dimension"
+    chapter = "6"
+    size = (7.6, 3.5)
+    compute = staticmethod(capacity_curves)
+
+    def make_controls(self):
+        return {"d": widgets.IntSlider(value=64, min=8, max=128, step=4, description="dim d")}
+
+    def build(self, figure):
+        ax = figure.add_subplot(1, 1, 1)
+        figure.subplots_adjust(left=0.09, right=0.72, top=0.9, bottom=0.2)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(2, M_MAX)
+        ax.set_ylim(1e-3, 1e2)
+        ax.axhline(1.0, color=style.INK, ls="--", lw=0.9)
+        ax.set_xlabel("stored pairs $M$")
+        ax.set_ylabel("interference / signal")
+        ax.set_title("predicted ratio of each read; capacity where it crosses 1")
+        self.lines, self.labels = [], []
+        for k, (name, colour) in enumerate(READS):
+            (line,) = ax.plot([], [], color=colour, lw=1.6)
+            self.lines.append(line)
+            self.labels.append(figure.text(0.74, 0.82 - 0.12 * k, "", color=colour, fontsize=9,
+                                           va="center"))
+        self.dots = ax.scatter(np.ones(len(READS)), np.ones(len(READS)), s=30, zorder=4,
+                               color=[colour for _, colour in READS])
+        self.dynamic(self.lines, self.dots, self.labels)
+
+    def draw(self, data):
+        for line, curve in zip(self.lines, data["curves"]):
+            line.set_data(data["M"], curve)
+        caps = data["capacities"]
+        # a dot off the chart is parked outside the axes, where it is clipped
+        self.dots.set_offsets(np.column_stack([np.where(data["on_chart"], caps, 1e9),
+                                               np.ones(len(caps))]))
+        for label, (name, _), cap, inside in zip(self.labels, READS, caps, data["on_chart"]):
+            where = "" if inside else " (off the chart)"
+            label.set_text(f"{name}:\nM ≈ {_short(cap)}{where}")
+
+    def describe(self, data):
+        caps = data["capacities"]
+        return (f"d = {data['d']}: capacity {caps[0]:.0f} linear, {caps[3]:.3g} ReLU³,"
+                f" {caps[4]:.2g} softmax (β = {data['beta']:.1f})")
+
+
+FIGURE = CapacityVsDimension

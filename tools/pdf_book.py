@@ -1,0 +1,242 @@
+"""Sphinx extension: the PDF as a printed book, with the course's own numbering.
+
+The HTML book keeps the order of the curriculum (an appendix is read in the session
+that needs it); the LaTeX builder gets the shape of a printed book instead:
+
+* the sessions are unnumbered parts, the Prologue, the session worksheets and the
+  reading list are unnumbered chapters, and Chapters 0-17 carry their own numbers
+  (the number is taken off the title, where LaTeX prints it once);
+* the appendices move to the back matter, after ``\\appendix``, lettered A-E in order;
+* every glossary term is indexed where it is defined (Sphinx does that) and where a
+  chapter first uses it; cross-references get page numbers (``latex_show_pagerefs``);
+* a list of the figures (id, chapter, the one-line reading of the default state, page)
+  and of the derivations D1-D20 follows the contents.
+
+Nothing here touches the HTML build: the transform runs for the LaTeX builder only.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.transforms.post_transforms import SphinxPostTransform
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTER = re.compile(r"^book/ch(\d\d)-")
+APPENDIX = re.compile(r"^book/appendix-([a-e])-")
+NUMBERED_TITLE = re.compile(r"^(?:\d+|Appendix [A-E])\.\s+")
+FIGURE_CALL = re.compile(r'figures\.get\(\s*"([a-z0-9-]+)"\s*\)')
+DERIVATION = re.compile(r"^\((d\d+)\)=\n## (D\d+\. .+)$", re.MULTILINE)
+BACK_MATTER = "Back matter"
+SECNUMDEPTH = 2  # sections (3.1) and subsections (3.1.1) are numbered within a chapter
+
+PREAMBLE = rf"""
+% the course's numbering (tools/pdf_book.py)
+\newcommand{{\memnumbered}}{{\setcounter{{secnumdepth}}{{{SECNUMDEPTH}}}}}
+\newcommand{{\memunnumbered}}{{\setcounter{{secnumdepth}}{{-1}}}}
+\newcommand{{\memunnumberedpart}}{{\setcounter{{secnumdepth}}{{-2}}}}
+\newcommand{{\memfirstuse}}[1]{{#1}}
+\newcommand{{\memanswerbox}}[1]{{\par\noindent\fbox{{\begin{{minipage}}[t][#1][t]{{\dimexpr\linewidth-2\fboxsep-2\fboxrule}}\footnotesize\textit{{Your answer}}\end{{minipage}}}}\par\medskip}}
+"""
+
+
+def _latex(text: str) -> str:
+    """Plain text as LaTeX (the readings hold _, ^, %, # ...)."""
+    specials = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_", "^": r"\^{}",
+                "%": r"\%", "#": r"\#", "&": r"\&", "$": r"\$", "~": r"\textasciitilde{}"}
+    return "".join(specials.get(char, char) for char in text)
+
+
+def toc_files(root: Path = ROOT) -> list[str]:
+    """The files of _toc.yml in reading order (root first)."""
+    data = yaml.safe_load((root / "_toc.yml").read_text())
+    files = [data["root"]]
+    for part in data.get("parts", []):
+        for chapter in part.get("chapters", []):
+            files.append(chapter["file"])
+            files.extend(section["file"] for section in chapter.get("sections", []))
+    return files
+
+
+def figure_list(root: Path = ROOT) -> list[tuple[str, str, str]]:
+    """(id, chapter title, reading of the default state) of every figure cell, in order."""
+    from memkit import figures
+
+    found = []
+    for name in toc_files(root):
+        source = (root / f"{name}.md").read_text()
+        title = re.search(r"^# (.+)$", source, re.MULTILINE)
+        for figure_id in FIGURE_CALL.findall(source):
+            found.append((figure_id, title.group(1) if title else name,
+                          figures.get(figure_id).caption))
+    return found
+
+
+def derivation_list(root: Path = ROOT) -> list[tuple[str, str]]:
+    """(label, title) of D1-D20, as Appendix D heads them."""
+    return DERIVATION.findall((root / "book" / "appendix-d-derivations.md").read_text())
+
+
+def lists_latex(root: Path = ROOT) -> str:
+    """The list of figures and the list of derivations, with page references."""
+    lines = [r"\chapter*{List of figures}\addcontentsline{toc}{chapter}{List of figures}",
+             r"\begin{description}"]
+    for figure_id, chapter, reading in figure_list(root):
+        lines.append(
+            rf"\item[{_latex(figure_id)}] {_latex(chapter)}, page \pageref{{memfig:{figure_id}}}."
+            rf"\\ \textit{{{_latex(reading)}}}"
+        )
+    lines += [r"\end{description}",
+              r"\chapter*{List of derivations}\addcontentsline{toc}{chapter}{List of derivations}",
+              r"\begin{description}"]
+    for label, title in derivation_list(root):
+        name, _, rest = title.partition(". ")
+        target = rf"\detokenize{{book/appendix-d-derivations:{label}}}"
+        lines.append(rf"\item[{name}] {_latex(rest)}, page \pageref{{{target}}}.")
+    lines.append(r"\end{description}")
+    return "\n".join(lines)
+
+
+class first_use(nodes.Inline, nodes.Element):  # noqa: N801 (a docutils node)
+    """The index entry of a term's first use in a chapter.
+
+    Sphinx writes a glossary term's own entry inside a macro argument, where TeX turns
+    ``\\sphinxhyphen{}`` into ``\\sphinxhyphen {}``; written bare, the entry of a first use
+    of "cross-entropy loss" would sort as another term. Wrapping it in an argument too
+    gives both the same key.
+    """
+
+
+def visit_first_use(self, node) -> None:
+    self.body.append(r"\memfirstuse{")
+
+
+def depart_first_use(self, node) -> None:
+    self.body.append("}")
+
+
+def _raw(text: str) -> nodes.raw:
+    return nodes.raw("", text + "\n", format="latex")
+
+
+def _docname(node) -> str:
+    return str(node.get("docname", ""))
+
+
+class PrintedBook(SphinxPostTransform):
+    """Renumber, move the appendices, index first uses and label figures (LaTeX only)."""
+
+    default_priority = 800  # after sphinx-jupyterbook-latex has made the parts (700)
+    builders = ("latex",)
+
+    def run(self, **kwargs) -> None:
+        files = [sof for sof in self.document.findall(addnodes.start_of_file)]
+        docs = {_docname(sof): sof for sof in files if _docname(sof).startswith("book/")}
+        if not docs:
+            return
+        parts = [sof for sof in files if not _docname(sof).startswith("book/")]
+        for part in parts:  # a session's caption: an unnumbered \part
+            section = next(iter(part.findall(nodes.section)), None)
+            if section is not None and section.children:
+                section.insert(0, _raw(r"\memunnumberedpart"))
+                section.insert(2, _raw(r"\memnumbered"))
+        terms = self._glossary_terms()
+        for name, sof in docs.items():
+            chapter, appendix = CHAPTER.match(name), APPENDIX.match(name)
+            title = next(iter(sof.findall(nodes.title)), None)
+            if chapter or appendix:
+                if title is not None:
+                    self._strip_number(title)
+                if chapter:
+                    sof.insert(0, _raw(rf"\setcounter{{chapter}}{{{int(chapter.group(1)) - 1}}}"))
+            else:
+                sof.insert(0, _raw(r"\memunnumbered"))
+                sof.append(_raw(r"\memnumbered"))
+            self._index_first_uses(sof, terms)
+            self._label_figures(sof)
+        self._move_appendices(docs, parts)
+
+    @staticmethod
+    def _strip_number(title: nodes.title) -> None:
+        for child in title.children:
+            if isinstance(child, nodes.Text):
+                stripped = NUMBERED_TITLE.sub("", str(child), count=1)
+                title.replace(child, nodes.Text(stripped))
+                return
+
+    def _glossary_terms(self) -> dict[str, str]:
+        """Glossary term id -> the term as the glossary writes it."""
+        found = {}
+        for term in self.document.findall(nodes.term):
+            text = "".join(t.astext() for t in term.findall(nodes.Text)
+                           if not isinstance(t.parent, addnodes.index))
+            for node_id in term.get("ids", []):
+                found[node_id] = text.strip()
+        return found
+
+    @staticmethod
+    def _index_first_uses(sof, terms: dict[str, str]) -> None:
+        seen = set()
+        for ref in list(sof.findall(nodes.reference)):
+            target = str(ref.get("refid") or ref.get("refuri") or "")
+            node_id = re.split(r"[#:]", target)[-1]
+            term = terms.get(node_id)
+            if term is None or term in seen or not any(
+                "std-term" in child.get("classes", []) for child in ref.findall(nodes.inline)
+            ):
+                continue
+            seen.add(term)
+            index = addnodes.index(entries=[("single", term, "", "", None)], inline=True)
+            ref.parent.insert(ref.parent.index(ref), first_use("", index))
+
+    @staticmethod
+    def _label_figures(sof) -> None:
+        for block in list(sof.findall(nodes.literal_block)):
+            ids = FIGURE_CALL.findall(block.astext())
+            cell = block.parent
+            while cell is not None and "cell" not in cell.get("classes", []):
+                cell = cell.parent
+            if not ids or cell is None:
+                continue
+            labels = "".join(rf"\label{{memfig:{figure_id}}}" for figure_id in ids)
+            cell.parent.insert(cell.parent.index(cell), _raw(r"\phantomsection" + labels))
+
+    @staticmethod
+    def _move_appendices(docs: dict, parts: list) -> None:
+        """Appendices A-E, in letter order, open the back matter after \\appendix."""
+        appendices = [sof for name, sof in sorted(docs.items()) if APPENDIX.match(name)]
+        back = next((p for p in parts if _docname(p) == BACK_MATTER), None)
+        if not appendices or back is None:
+            return
+        anchor = next(iter(back.findall(addnodes.start_of_file, include_self=False)), None)
+        if anchor is None:
+            return
+        holder, position = anchor.parent, anchor.parent.index(anchor)
+        for sof in appendices:
+            sof.parent.remove(sof)
+        for offset, sof in enumerate(appendices):
+            holder.insert(position + offset, sof)
+        appendices[0].insert(0, _raw(r"\appendix"))
+
+
+def configure(app) -> None:
+    """LaTeX settings: the numbering commands, page references, the two lists."""
+    if app.builder.name != "latex":
+        return
+    context = app.builder.context  # latex_elements, as the builder has read them
+    context["preamble"] = context.get("preamble", "") + PREAMBLE
+    context["tableofcontents"] = (
+        context.get("tableofcontents", r"\sphinxtableofcontents") + "\n" + lists_latex()
+    )
+    app.config.latex_show_pagerefs = True
+
+
+def setup(app):
+    app.connect("builder-inited", configure)
+    app.add_node(first_use, latex=(visit_first_use, depart_first_use))
+    app.add_post_transform(PrintedBook)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
