@@ -52,3 +52,15 @@ def test_ch04_which_keys_must_be_independent():
     assert linalg.rank(tall.T @ tall) == 4 and linalg.rank(wide @ wide.T) == 3
     dependent_columns = np.column_stack([tall[:, :3], tall[:, 0] + tall[:, 1]])
     assert linalg.rank(dependent_columns.T @ dependent_columns) == 3  # singular: no K^T K inverse
+
+
+def test_the_course_never_speaks_of_its_source_in_chapters_0_to_5():
+    import pathlib
+
+    book = pathlib.Path(__file__).resolve().parents[1] / "book"
+    pages = ["prologue.md", "ch00-how-to-use.md", "ch01-matrix-vector.md", "ch02-matrix-matrix.md",
+             "ch03-outer-product-memory.md", "ch04-careful-writes.md", "ch05-mlp-memory.md",
+             "appendix-a-linear-algebra.md", "appendix-b-calculus-probability.md",
+             "appendix-c-machine-learning.md", "appendix-e-glossary.md"]
+    for page in pages:
+        assert "monograph" not in (book / page).read_text().lower(), page
