@@ -31,7 +31,6 @@ __all__ = [
     "head_width",
     "state_work",
     "cache_work",
-
     "attention_params_by_heads",
     "grouped_query_params",
     "kv_cache_fraction",
