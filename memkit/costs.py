@@ -31,10 +31,10 @@ __all__ = [
     "head_width",
     "state_work",
     "cache_work",
-
     "attention_params_by_heads",
     "grouped_query_params",
     "kv_cache_fraction",
+    "swiglu_hidden",
 ]
 
 
@@ -267,3 +267,17 @@ def kv_cache_fraction(h: int, kv_heads: int) -> Fraction:
     if h % g:
         raise ValueError(f"kv_heads must divide h, got h = {h}, kv_heads = {g}")
     return Fraction(g, h)
+
+
+def swiglu_hidden(d: int, multiple_of: int = 256) -> int:
+    """Whole hidden width of a SwiGLU MLP: ``8d/3`` truncated, then rounded up to ``multiple_of``.
+
+    Chapter 5: ``8 d / 3`` is a fraction for most widths (``d = 4096`` gives
+    10 922.67); the Llama reference code takes ``int(8 d / 3)`` and rounds it up to
+    the next multiple of ``multiple_of`` (256), which gives 11 008 for Llama 7B
+    (``d = 4096``). ``d`` the width; returns an int.
+    """
+    d = as_count(d, "d")
+    step = as_count(multiple_of, "multiple_of")
+    hidden = (8 * d) // 3
+    return step * -(-hidden // step)
