@@ -7,7 +7,7 @@ figure builds a new matplotlib figure with all its axes on every change and rend
 it. Both are timed over the same sequence of control values.
 
     python benchmarks/figures.py               # figures only
-    python benchmarks/figures.py --book        # and the book: cold (cache cleared) and warm
+    python benchmarks/figures.py --book        # and the book: cold, and after a prose edit
     python benchmarks/figures.py --repeats 60  # more updates per figure
 
 Target (issue 2): p50 <= 30 ms per figure on a 2-core machine, and at least 3x
@@ -63,21 +63,39 @@ def time_figure(figure_id, repeats):
 
 
 def time_book():
+    """A cold build (no execution cache, no figure frames, no pages) and a rebuild after a
+    prose edit of one chapter, each as `make book` runs it: the parallel execution of the
+    chapters (tools/execution_cache.py), then the strict build. MathJax stays vendored."""
     jb = pathlib.Path(sys.executable).with_name("jupyter-book")
-    shutil.rmtree(ROOT / "_build", ignore_errors=True)
-    times = {}
-    for label in ("cold", "warm"):
+    build = ROOT / "_build"
+    for name in ("html", ".doctrees", ".jupyter_cache", ".figure_frames"):
+        shutil.rmtree(build / name, ignore_errors=True)
+    (build / ".jupyter_cache.memkit-sha256").unlink(missing_ok=True)
+
+    def make_book():
         start = time.perf_counter()
+        subprocess.run([sys.executable, str(ROOT / "tools" / "execution_cache.py")], check=True,
+                       cwd=ROOT, capture_output=True)
         subprocess.run([str(jb), "build", str(ROOT), "-W", "--keep-going", "-q"], check=True,
                        cwd=ROOT, capture_output=True)
-        times[label] = time.perf_counter() - start
+        return time.perf_counter() - start
+
+    times = {"cold": make_book()}
+    chapter = ROOT / "book" / "ch03-outer-product-memory.md"
+    text = chapter.read_text()
+    try:
+        chapter.write_text(text + "\nA sentence added by the benchmark, as an author would.\n")
+        times["prose edit"] = make_book()
+    finally:
+        chapter.write_text(text)
     return times
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=40)
-    parser.add_argument("--book", action="store_true", help="also time a cold and a warm book build")
+    parser.add_argument("--book", action="store_true",
+                        help="also time a cold book build and a rebuild after a prose edit")
     args = parser.parse_args()
     print(f"{'figure':24} {'control':10} {'update p50':>10} {'p95':>7} {'cpu p50':>8}"
           f" {'naive p50':>10} {'p95':>7} {'speed-up':>9}")
@@ -94,7 +112,8 @@ def main():
     print("target (p50 <= 30 ms, >= 3x): " + ("met by every figure" if not missed else "missed by " + ", ".join(missed)))
     if args.book:
         times = time_book()
-        print(f"book build: cold {times['cold']:.0f} s, warm {times['warm']:.0f} s")
+        print(f"book build: cold {times['cold']:.0f} s, after a prose edit"
+              f" {times['prose edit']:.0f} s (targets: 120 s and 15 s on 2 cores)")
 
 
 if __name__ == "__main__":

@@ -109,9 +109,9 @@ def states(figure) -> list[tuple[str, dict]]:
 
 
 def encode(png: bytes) -> bytes:
-    """A frame as lossless WebP: the widget's pixels, at about a third of the PNG's bytes."""
+    """A frame as lossless WebP (fast setting): the widget's pixels in about half the PNG's bytes."""
     buffer = io.BytesIO()
-    Image.open(io.BytesIO(png)).save(buffer, format="webp", lossless=True, quality=80, method=4)
+    Image.open(io.BytesIO(png)).save(buffer, format="webp", lossless=True, quality=25, method=1)
     return buffer.getvalue()
 
 

@@ -1,0 +1,184 @@
+"""The figures of the HTML book are live with no kernel: every state pre-rendered, played
+by the book's own script, with the same pixels and readings as the Python figure.
+
+The unit tests read the control declarations; the others read the built site
+(tests/conftest.py builds it once) and open its pages in headless Chromium from
+file:// with the network switched off, as a reader offline would.
+"""
+
+from __future__ import annotations
+
+import html as html_module
+import io
+import json
+import pathlib
+import re
+
+import ipywidgets as widgets
+import numpy as np
+import pytest
+from PIL import Image
+
+from memkit import figures
+from memkit.figures import frames
+from test_browser import CHROMIUM, CHROMIUM_FLAGS, toc_files  # noqa: F401 (shared set-up)
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+FIGURE_CALL = re.compile(r'figures\.get\(\s*"([a-z0-9-]+)"\s*\)')
+MB = 1024 * 1024
+BUDGET_TOTAL, BUDGET_CHAPTER = 30 * MB, 4 * MB
+
+
+def shown() -> dict[str, list[str]]:
+    """Page (toc file) -> the figures it shows in their default state."""
+    pages = {}
+    for name in toc_files():
+        ids = FIGURE_CALL.findall((ROOT / f"{name}.md").read_text())
+        if ids:
+            pages[name] = list(dict.fromkeys(ids))
+    return pages
+
+
+def decoded(data: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(data)).convert("RGBA"))
+
+
+# -- the control space, from the declaration ----------------------------------------------
+def test_control_values_follow_each_kind_of_control():
+    assert frames.control_values(widgets.IntSlider(value=3, min=1, max=9, step=2)) == [1, 3, 5, 7, 9]
+    assert frames.control_values(widgets.FloatSlider(value=0, min=-0.2, max=0.2, step=0.1)) == [
+        -0.2, -0.1, 0.0, 0.1, 0.2]
+    assert frames.control_values(widgets.ToggleButtons(options=["a", "b"])) == ["a", "b"]
+    assert frames.control_values(widgets.Checkbox()) == [False, True]
+    with pytest.raises(TypeError, match="no finite set of values"):
+        frames.control_values(widgets.Text())
+
+
+@pytest.mark.parametrize("figure_id", figures.ids())
+def test_every_figure_declares_a_finite_control_space_with_its_default(figure_id):
+    fig = figures.get(figure_id)
+    spec = frames.describe(fig)
+    keys = [key for key, _ in frames.states(fig)]
+    assert len(keys) == np.prod([len(c["values"]) for c in spec["controls"]]) == len(set(keys))
+    for control, (name, widget) in zip(spec["controls"], fig.controls.items()):
+        assert control["name"] == name and control["label"] == (widget.description or name)
+        assert frames.control_values(widget)[control["default"]] == widget.value
+
+
+def test_frames_is_not_a_figure():
+    assert "frames" not in figures.ids() and "base" not in figures.ids()
+
+
+# -- the built site ---------------------------------------------------------------------
+def site_spec(built: pathlib.Path, figure_id: str) -> dict:
+    return json.loads((built / "_figures" / figure_id / "spec.json").read_text())
+
+
+def test_every_reachable_state_has_its_frame_within_budget(built_book):
+    total, per_page = 0, {}
+    for page, ids in shown().items():
+        for figure_id in ids:
+            folder = built_book / "_figures" / figure_id
+            keys = [key for key, _ in frames.states(figures.get(figure_id))]
+            spec = site_spec(built_book, figure_id)
+            assert sorted(spec["frames"]) == sorted(keys), figure_id
+            missing = [k for k in keys if not (folder / (k.replace(",", "-") + ".webp")).exists()]
+            assert not missing, f"{figure_id}: no frame for states {missing[:5]}"
+            size = sum(p.stat().st_size for p in folder.glob("*.webp"))
+            per_page[page] = per_page.get(page, 0) + size
+            total += size
+    assert total <= BUDGET_TOTAL, f"{total / MB:.1f} MB of frames"
+    assert max(per_page.values()) <= BUDGET_CHAPTER, {p: f"{s / MB:.1f} MB" for p, s in per_page.items()}
+
+
+@pytest.mark.parametrize("figure_id", sorted({i for ids in shown().values() for i in ids}))
+def test_frames_have_the_pixels_and_readings_of_the_python_figure(built_book, figure_id):
+    spec = site_spec(built_book, figure_id)
+    states = frames.states(figures.get(figure_id))
+    for key, state in [states[0], states[len(states) // 2], states[-1]]:
+        fig = figures.get(figure_id, **state)
+        frame = (built_book / "_figures" / figure_id / (key.replace(",", "-") + ".webp")).read_bytes()
+        assert np.array_equal(decoded(frame), decoded(fig.png(with_reading=False))), (figure_id, state)
+        assert spec["frames"][key] == fig.caption
+
+
+def test_page_without_javascript_keeps_the_default_picture_and_its_reading(built_book):
+    for page, ids in shown().items():
+        html = (built_book / f"{page}.html").read_text()
+        for figure_id in ids:
+            spec = site_spec(built_book, figure_id)
+            default = ",".join(str(c["default"]) for c in spec["controls"])
+            alts = {html_module.unescape(a) for a in re.findall(r'<img alt="([^"]*)"', html)}
+            assert spec["frames"][default] in alts, (page, figure_id)
+            assert f'data-figure="{figure_id}"' in html, (page, figure_id)
+
+
+# -- in the browser, offline -------------------------------------------------------------
+@pytest.fixture(scope="module")
+def offline_page(built_book):
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is missing: run `make system-deps` (as root) first")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                              args=CHROMIUM_FLAGS)
+        context = chromium.new_context(viewport={"width": 1280, "height": 900}, offline=True)
+        page = context.new_page()
+        problems = []
+        page.on("console", lambda m: m.type == "error" and problems.append(m.text))
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.on("requestfailed", lambda r: problems.append(f"{r.url} ({r.failure})"))
+        yield page, problems
+        chromium.close()
+
+
+def state_of(page, figure_id: str) -> tuple[str, str, str]:
+    live = page.locator(f'.memfig-live[data-figure="{figure_id}"]')
+    cell = page.locator(f'.memfig-live[data-figure="{figure_id}"] >> xpath=preceding-sibling::*[1]')
+    src = cell.locator(".memfig-picture").get_attribute("src")
+    reading = cell.locator(".memfig-reading").text_content()
+    return live.get_attribute("data-state"), src, reading
+
+
+@pytest.mark.parametrize("page_name", sorted(shown()))
+def test_every_control_of_every_figure_plays_offline(built_book, offline_page, page_name):
+    page, problems = offline_page
+    problems.clear()
+    page.goto((built_book / f"{page_name}.html").as_uri())
+    for figure_id in shown()[page_name]:
+        spec = site_spec(built_book, figure_id)
+        live = page.locator(f'.memfig-live[data-figure="{figure_id}"]')
+        cell = page.locator(f'.memfig-live[data-figure="{figure_id}"] >> xpath=preceding-sibling::*[1]')
+        cell.scroll_into_view_if_needed()
+        page.wait_for_selector(f'.memfig-live[data-figure="{figure_id}"][data-ready="true"]',
+                               state="attached")
+        controls = cell.locator(".memfig-control")
+        assert controls.count() == len(spec["controls"]), figure_id
+        for i, control in enumerate(spec["controls"]):
+            before = state_of(page, figure_id)
+            row = controls.nth(i)
+            assert row.locator(".memfig-label").text_content() == control["label"]
+            if control["kind"] == "slider":
+                slider = row.locator("input[type=range]")
+                slider.focus()
+                at_end = int(slider.input_value()) == len(control["values"]) - 1
+                page.keyboard.press("ArrowLeft" if at_end else "ArrowRight")
+            else:  # buttons: Tab to the next one and press it, as a keyboard user would
+                pressed = row.locator('[aria-pressed="true"]')
+                pressed.focus()
+                page.keyboard.press("Shift+Tab" if pressed.evaluate(
+                    "b => !b.nextElementSibling") else "Tab")
+                page.keyboard.press("Enter")
+            page.wait_for_function(
+                "([id, key]) => document.querySelector(`.memfig-live[data-figure='${id}']`)"
+                ".dataset.state !== key", arg=[figure_id, before[0]])
+            key, src, reading = state_of(page, figure_id)
+            assert src != before[1] and reading != before[2], (figure_id, control["name"])
+            assert reading == spec["frames"][key]
+            assert src.endswith(f"{figure_id}/{key.replace(',', '-')}.webp")
+            loaded = cell.locator(".memfig-picture").evaluate(
+                "img => img.decode().then(() => img.naturalWidth)")
+            assert loaded > 0, (figure_id, src)
+            assert live.count() == 1
+    assert not problems, problems
