@@ -19,3 +19,7 @@ c.ServerApp.jpserver_extensions = {
     "nbgrader.server_extensions.course_list": instructor,
     "nbgrader.server_extensions.assignment_list": instructor or exchange,
 }
+
+# kernels talk to the server over encrypted channels (CurveZMQ), so they print no
+# warning about plain-text TCP
+c.KernelManager.transport_encryption = "auto"
