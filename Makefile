@@ -22,7 +22,7 @@ help:
 	@echo "make check  run the visible tests of your notebooks (NB=exercises/session-3/exit-test.ipynb)"
 	@echo "make assignments  regenerate exercises/ and the session pages from solutions/"
 	@echo "make grade  autograde submitted/ (ASSIGNMENTS=, SUBMITTED=, ZIP=, TIMEOUT=, JOBS=)"
-	@echo "make bench  time every figure's update against a naive rebuild"
+	@echo "make bench  time every figure's update (Python, then key press to picture in the lab)"
 	@echo "make clean  remove _build (the execution cache included)"
 	@echo "make system-deps  install the Debian packages that pdf and test need (as root)"
 
@@ -95,8 +95,10 @@ grade: $(STAMP)
 	  $(if $(SUBMITTED),--submitted $(SUBMITTED)) $(if $(ZIP),--zip $(ZIP)) \
 	  $(if $(TIMEOUT),--cell-timeout $(TIMEOUT)) $(if $(JOBS),--jobs $(JOBS)) $(GRADE_ARGS)
 
+# figure updates in Python, then key press to new picture in the lab, in a real browser
 bench: $(STAMP)
 	$(BIN)/python benchmarks/figures.py
+	$(BIN)/python benchmarks/lab_figures.py
 
 clean:
 	rm -rf _build

@@ -48,6 +48,7 @@ def test_a_student_sees_no_instructor_tools_unless_asked(tmp_path, monkeypatch):
     assert "@jupyter/nbgrader:create-assignment" in student
     assert "@jupyter/nbgrader:formgrader" in student
     assert lab.ASSIGNMENT_LIST in student  # no exchange: no tab that can only say so
+    assert lab.MENU in student
     assert "@jupyter/nbgrader:validate-assignment" not in student
     assert lab.ASSIGNMENT_LIST not in lab.page_config("student", exchange=True)["disabledExtensions"]
     assert lab.page_config("instructor", exchange=False)["disabledExtensions"] == {}

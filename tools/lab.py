@@ -37,9 +37,9 @@ INSTRUCTOR_PLUGINS = [
     "@jupyter/nbgrader:create-assignment",
     "@jupyter/nbgrader:formgrader",
     "@jupyter/nbgrader:course-list",
-    "@jupyter/nbgrader:menu",
 ]
 ASSIGNMENT_LIST = "@jupyter/nbgrader:assignment-list"
+MENU = "@jupyter/nbgrader:menu"  # a student's way to the assignment list, where there is one
 
 
 def exchange_dir() -> Path:
@@ -50,7 +50,7 @@ def page_config(role: str, exchange: bool) -> dict:
     """JupyterLab's page config: the nbgrader plugins this role does not see."""
     disabled = [] if role == "instructor" else list(INSTRUCTOR_PLUGINS)
     if role != "instructor" and not exchange:
-        disabled.append(ASSIGNMENT_LIST)
+        disabled += [ASSIGNMENT_LIST, MENU]
     return {"disabledExtensions": {name: True for name in disabled}}
 
 

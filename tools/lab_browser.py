@@ -277,7 +277,7 @@ def press_control(page, widget_id: str, index: int, kind: str, position: int) ->
         target.scroll_into_view_if_needed()
         target.focus()
         page.evaluate(ARM, [widget_id, index])
-        page.keyboard.press("Enter")
+        page.keyboard.press("Space")  # (Enter is JupyterLab's "edit this cell")
     return page.evaluate(WATCHED, [widget_id, index])
 
 

@@ -105,6 +105,9 @@ def _plain_terms(text: str) -> str:
 def to_lab(source: str, here: str, known: dict[str, str]) -> str:
     """A markdown cell as the lab's MyST renderer can draw it."""
     source = BADGE.sub(r"{span .bdg-\1}`", source)
+    # a role's text broken over two lines is one line for the lab's MyST parser
+    source = TERM.sub(lambda m: " ".join(m.group(0).split()) if "\n" in m.group(0) else m.group(0),
+                      source)
     source = REF.sub(lambda m: _ref_to_link(m, here, known), source)
     if here == GLOSSARY.name:
         source = _glossary_for_myst(source)
