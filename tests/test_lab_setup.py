@@ -101,3 +101,42 @@ def test_keep_layout_restores_front_matter_and_option_lines():
     written = jupytext.writes(nb, fmt="md:myst")
     assert written != original
     assert lab_contents.keep_layout(written, original) == original
+
+
+def test_progress_line_sweeps_and_counts_seconds():
+    from memkit import progress
+
+    first, later = progress.bar(2.0), progress.bar(3.5)
+    assert first.startswith("running [") and first.endswith(" 2.0 s")
+    assert later.endswith(" 3.5 s")
+    assert first.count("■") == later.count("■") == 4
+    assert first.index("■") != later.index("■")  # the bar moves
+    with pytest.raises(ValueError, match="elapsed"):
+        progress.bar(-1)
+
+
+def test_progress_shows_only_after_the_delay(monkeypatch):
+    from memkit import progress
+
+    shown = []
+
+    class Handle:
+        def update(self, data, raw):
+            shown.append(data["text/plain"])
+
+    def display(data, raw, display_id):
+        shown.append(data["text/plain"])
+        return Handle()
+
+    monkeypatch.setattr("IPython.display.display", display)
+    quick = progress._Watch(delay=0.3)
+    quick.start()
+    quick.stop()
+    assert shown == []
+    slow = progress._Watch(delay=0.05)
+    slow.start()
+    import time
+
+    time.sleep(0.3)
+    slow.stop()
+    assert shown[0].startswith("running [") and shown[-1] == ""
