@@ -85,6 +85,8 @@ def test_chapter_reads_runs_and_saves_unchanged(page, before, chapter):
     assert opened["kernel"] == "python3"
     wid = opened["id"]
     assert page.evaluate(ERRORS, wid) == [], f"{chapter}: cells with errors"
+    validate = page.locator(f"#{wid} .jp-Toolbar-item[data-jp-item-name='runAll']")
+    assert not validate.is_visible(), f"{chapter}: nbgrader's Validate on a chapter"
 
     drawn = page.evaluate(RENDERED_MARKDOWN, wid)
     undrawn = [d["index"] for d in drawn if d["text"] is None]
@@ -162,6 +164,7 @@ def test_an_assignment_validates_in_the_students_lab(page, server):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "lab-validate.png"))
     page.locator(".jp-Dialog button").last.click()
-    # a student's lab: no instructor tools
+    # a student's lab: no instructor tools, no question about Jupyter news
+    assert page.get_by_text("Jupyter news").count() == 0
     assert page.get_by_text("Create Assignment").count() == 0
     assert page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").count() == 0
