@@ -150,7 +150,15 @@ def test_key_press_to_new_picture(page):
         print(f"  {name:40} median {statistics.median(times):6.0f} ms over {len(times)} presses")
 
 
-def test_an_assignment_validates_in_the_students_lab(page, server):
+@pytest.fixture
+def assignment_kept():
+    """nbgrader's Validate saves the notebook first: put the released file back after."""
+    released = (ROOT / ASSIGNMENT).read_bytes()
+    yield
+    (ROOT / ASSIGNMENT).write_bytes(released)
+
+
+def test_an_assignment_validates_in_the_students_lab(page, server, assignment_kept):
     opened = page.evaluate(OPEN_AND_RUN, [ASSIGNMENT, "Notebook", False])
     toolbar = page.locator(f"#{opened['id']} .jp-Toolbar-item[data-jp-item-name='runAll']")
     toolbar.get_by_text("Validate").click()
