@@ -21,8 +21,7 @@ import urllib.parse
 import pytest
 
 from tools import lab_browser
-from tools.lab_browser import (ERRORS, FIGURES, OPEN_AND_RUN, RENDERED_MARKDOWN, ROOT,
-                               SAVE_AND_CLOSE)
+from tools.lab_browser import ERRORS, FIGURES, OPEN_AND_RUN, RENDERED_MARKDOWN, ROOT, SAVE_AND_CLOSE
 
 SHOTS = ROOT / "_build" / "screenshots"
 SCREENSHOT_CHAPTER = "book/ch03-outer-product-memory.md"

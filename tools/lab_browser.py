@@ -55,7 +55,7 @@ class LabServer:
             "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={self.token}",
             "--LabApp.expose_app_in_browser=True",
         ])
-        self.log = open(self.home / "server.log", "w")
+        self.log = open(self.home / "server.log", "w")  # noqa: SIM115 (closed by stop)
         self.process = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=self.log,
                                         stderr=subprocess.STDOUT)
         self._wait_ready(ready_timeout)

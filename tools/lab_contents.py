@@ -148,7 +148,7 @@ def glossary_cell(nb, here: str, known: dict[str, str]):
     entries = glossary()
     lines = []
     for target in terms_used(nb):
-        term, definition = entries.get(target.lower(), (target, "(not in the glossary yet)"))
+        _, definition = entries.get(target.lower(), (target, "(not in the glossary yet)"))
         definition = REF.sub(lambda m: _ref_to_link(m, here, known), _plain_terms(definition))
         lines += [target, ": " + definition, ""]
     if not lines:

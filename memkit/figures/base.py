@@ -39,9 +39,9 @@ from typing import Any
 import ipywidgets as widgets
 from matplotlib import rc_context
 from matplotlib.artist import Artist
-from PIL import Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from PIL import Image
 
 from memkit import style
 
