@@ -175,3 +175,19 @@ def test_an_assignment_validates_in_the_students_lab(page, server, assignment_ke
     assert page.get_by_text("Jupyter news").count() == 0
     assert page.get_by_text("Create Assignment").count() == 0
     assert page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").count() == 0
+
+
+def test_formgrader_only_for_an_instructor(server):
+    import urllib.error
+    import urllib.request
+
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(f"{server.url}/formgrader?token={server.token}", timeout=30)
+    assert refused.value.code == 404
+    instructor = lab_browser.LabServer("instructor")  # make lab ROLE=instructor
+    try:
+        with urllib.request.urlopen(f"{instructor.url}/formgrader?token={instructor.token}",
+                                    timeout=60) as response:
+            assert response.status == 200
+    finally:
+        instructor.stop()
