@@ -140,3 +140,43 @@ def test_progress_shows_only_after_the_delay(monkeypatch):
     time.sleep(0.3)
     slow.stop()
     assert shown[0].startswith("running [") and shown[-1] == ""
+
+
+def test_contents_manager_saves_nothing_unless_a_cell_was_edited(tmp_path, monkeypatch):
+    import asyncio
+    import difflib
+    import shutil
+
+    chapter = "ch05-mlp-memory.md"
+    (tmp_path / "book").mkdir()
+    shutil.copy(ROOT / "book" / chapter, tmp_path / "book" / chapter)
+    shutil.copy(lab_contents.GLOSSARY, tmp_path / "book" / lab_contents.GLOSSARY.name)
+    monkeypatch.setattr(lab_contents, "BOOK", tmp_path / "book")
+    manager = lab_contents.CourseContentsManager(root_dir=str(tmp_path))
+    path = f"book/{chapter}"
+    original = (tmp_path / path).read_bytes()
+
+    async def round_trip(edit=None):
+        model = await manager.get(path, content=True)
+        nb = model["content"]
+        assert nb.cells[0].metadata[lab_contents.MARK] == "generated"  # the lab's note
+        nb.metadata["kernelspec"]["display_name"] = "Python 3 (ipykernel)"  # what a kernel does
+        if edit:
+            edit(nb)
+        await manager.save({"type": "notebook", "format": "json", "content": nb}, path)
+
+    asyncio.run(round_trip())
+    assert (tmp_path / path).read_bytes() == original
+
+    def edit(nb):  # the student adds a word to a paragraph that holds a badge
+        cell = next(c for c in nb.cells if "{span .bdg-" in c.source)
+        cell.source = cell.source.replace("{span .bdg-", "Note: {span .bdg-", 1)
+
+    asyncio.run(round_trip(edit))
+    after = (tmp_path / path).read_text().splitlines()
+    changed = [line for line in difflib.unified_diff(original.decode().splitlines(), after,
+                                                     lineterm="", n=0)
+               if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    assert len(changed) == 2, changed  # one line out, the same line with the edit in
+    assert changed[0][1:] == changed[1][1:].replace("Note: ", "", 1)
+    assert "Note: {bdg-" in changed[1]
