@@ -211,12 +211,13 @@ WATCHED = """async ([id, index]) => {
   const widget = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.id === id);
   const cell = widget.content.widgets[index];
   const watch = window.__figureWatch;
-  for (let i = 0; i < 200 && watch.shown === null; i++) await new Promise(r => setTimeout(r, 25));
-  await new Promise(r => setTimeout(r, 150));  // the reading arrives with the picture
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  for (let i = 0; i < 600 && watch.shown === null; i++) await sleep(25);  // up to 15 s
   const img = cell.node.querySelector('.jp-OutputArea .widget-image');
   const reading = cell.node.querySelector('.jp-OutputArea .widget-html');
-  return {changed: img.src !== watch.src,
-          reading_changed: (reading ? reading.innerText : '') !== watch.reading,
+  const text = () => (reading ? reading.innerText : '');
+  for (let i = 0; i < 120 && text() === watch.reading; i++) await sleep(25);  // sent just after
+  return {changed: img.src !== watch.src, reading_changed: text() !== watch.reading,
           ms: watch.shown !== null && watch.pressed !== null ? watch.shown - watch.pressed : null};
 }"""
 
