@@ -18,11 +18,11 @@ help:
 	@echo "make book   build the HTML book into _build/html (executes every chapter)"
 	@echo "make pdf    build the PDF book into _build/latex/memcourse.pdf (needs TeX Live)"
 	@echo "make test   run every test, the book build included"
-	@echo "make lab    open JupyterLab; chapters open as notebooks, widgets are live"
+	@echo "make lab    open JupyterLab; chapters open as notebooks, widgets are live (ROLE=instructor)"
 	@echo "make check  run the visible tests of your notebooks (NB=exercises/session-3/exit-test.ipynb)"
 	@echo "make assignments  regenerate exercises/ and the session pages from solutions/"
 	@echo "make grade  autograde submitted/ (ASSIGNMENTS=, SUBMITTED=, ZIP=, TIMEOUT=, JOBS=)"
-	@echo "make bench  time every figure's update against a naive rebuild"
+	@echo "make bench  time every figure's update (Python, then key press to picture in the lab)"
 	@echo "make clean  remove _build (the execution cache included)"
 	@echo "make system-deps  install the Debian packages that pdf and test need (as root)"
 
@@ -33,9 +33,6 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
-	# jupytext's default viewer for .md, inside the environment (not in ~/.jupyter)
-	mkdir -p $(VENV)/etc/jupyter/labconfig
-	cp tools/default_setting_overrides.json $(VENV)/etc/jupyter/labconfig/default_setting_overrides.json
 	touch $(STAMP)
 
 # Missing Debian packages are installed when run as root; otherwise listed, and make stops.
@@ -73,9 +70,12 @@ pdf: $(STAMP) system-deps
 test: $(STAMP) system-deps mathjax
 	$(BIN)/python -m pytest
 
-# the course folder as JupyterLab's root (book/ and exercises/ both reachable), opened on book/
+# the course folder as JupyterLab's root (book/ and exercises/ both reachable), opened on
+# book/, with the course's configuration (jupyter/, see tools/lab.py): chapters drawn as
+# the book and saved unchanged; ROLE=instructor adds nbgrader's instructor tools.
+ROLE ?= student
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) --LabApp.default_url=/lab/tree/book
+	$(BIN)/python -m tools.lab --role $(ROLE)
 
 # The student's loop: run the visible tests; NB= one or more notebooks (default: the
 # notebooks under exercises/ you changed, or all of them).
@@ -95,8 +95,10 @@ grade: $(STAMP)
 	  $(if $(SUBMITTED),--submitted $(SUBMITTED)) $(if $(ZIP),--zip $(ZIP)) \
 	  $(if $(TIMEOUT),--cell-timeout $(TIMEOUT)) $(if $(JOBS),--jobs $(JOBS)) $(GRADE_ARGS)
 
+# figure updates in Python, then key press to new picture in the lab, in a real browser
 bench: $(STAMP)
 	$(BIN)/python benchmarks/figures.py
+	$(BIN)/python benchmarks/lab_figures.py
 
 clean:
 	rm -rf _build

@@ -1,7 +1,7 @@
 """Time every figure's update against a naive rebuild, and the book's cold and warm builds.
 
 An update is what a reader's drag costs: set a control, the artists are updated in
-place, and the PNG the widget shows is rendered. Wall-clock p50 / p95 are reported
+place, and the picture the widget shows (``live_picture()``: high-density JPEG) is rendered. Wall-clock p50 / p95 are reported
 with the CPU time of the update (steadier when the machine is busy). The naive version of the same
 figure builds a new matplotlib figure with all its axes on every change and renders
 it. Both are timed over the same sequence of control values.
@@ -48,16 +48,16 @@ def time_figure(figure_id, repeats):
     live = figures.get(figure_id)
     name, control = next(iter(live.controls.items()))
     values = control_values(control, repeats + 1)
-    live.png()  # warm the renderer
+    live.live_picture()  # warm the renderer
     update, naive, cpu = [], [], []
     for value in values[1:]:
         start, start_cpu = time.perf_counter(), time.process_time()
         control.value = value
-        live.png(with_reading=False)  # what the live widget renders
+        live.live_picture()  # what the live widget renders
         update.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
         start = time.perf_counter()
-        figures.get(figure_id, **{name: value}).png(with_reading=False)
+        figures.get(figure_id, **{name: value}).live_picture()
         naive.append(time.perf_counter() - start)
     return name, np.array(update) * 1e3, np.array(naive) * 1e3, np.array(cpu) * 1e3
 

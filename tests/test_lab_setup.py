@@ -1,25 +1,182 @@
-"""make lab: inside the course's environment a chapter opens as a notebook, widgets are live."""
+"""make lab: the course's JupyterLab (tools/lab.py, jupyter/) opens chapters as notebooks
+drawn as the book, saves them unchanged, and shows a student a student's tools."""
 
 import importlib.util
+import json
 import pathlib
 import sys
 
+import jupytext
+import nbformat
+import pytest
 from jupyterlab_server.settings_utils import _get_overrides
 
+from tools import lab, lab_contents
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+CHAPTERS = sorted((ROOT / "book").glob("*.md"))
 
 
-def test_jupytext_is_the_default_viewer_of_markdown_in_the_environment():
+@pytest.fixture
+def course_env(monkeypatch, tmp_path):
+    env = lab.environment("student", base={})
+    for name in ("JUPYTER_CONFIG_PATH", "JUPYTER_PATH"):
+        monkeypatch.setenv(name, env[name])
+    return env
+
+
+def test_jupytext_viewer_no_news_and_all_cells_rendered(course_env):
     overrides, error = _get_overrides(str(ROOT / "no-app-settings"))
     assert not error
     viewers = overrides["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]
     assert viewers["markdown"] == "Jupytext Notebook"
-    # set in the environment, not in the user's home
-    assert (pathlib.Path(sys.prefix) / "etc/jupyter/labconfig/default_setting_overrides.json").exists()
+    assert overrides["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
+    assert overrides["@jupyterlab/notebook-extension:tracker"]["windowingMode"] == "none"
 
 
-def test_lab_extensions_for_jupytext_and_widgets_are_installed():
+def test_the_kernel_is_named_as_the_chapters_front_matter_says(course_env):
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec("python3")
+    front = jupytext.read(ROOT / "book" / "ch03-outer-product-memory.md").metadata["kernelspec"]
+    assert spec.display_name == front["display_name"]
+
+
+def test_a_student_sees_no_instructor_tools_unless_asked(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMCOURSE_EXCHANGE", str(tmp_path / "no-exchange"))
+    student = lab.page_config("student", exchange=False)["disabledExtensions"]
+    assert "@jupyter/nbgrader:create-assignment" in student
+    assert "@jupyter/nbgrader:formgrader" in student
+    assert lab.ASSIGNMENT_LIST in student  # no exchange: no tab that can only say so
+    assert lab.MENU in student
+    assert "@jupyter/nbgrader:validate-assignment" not in student
+    assert lab.ASSIGNMENT_LIST not in lab.page_config("student", exchange=True)["disabledExtensions"]
+    assert lab.page_config("instructor", exchange=False)["disabledExtensions"] == {}
+    env = lab.environment("student", base={})
+    written = pathlib.Path(env["JUPYTER_CONFIG_PATH"].split(":")[0]) / "labconfig/page_config.json"
+    assert json.loads(written.read_text())["disabledExtensions"] == student
+
+
+def test_lab_extensions_for_jupytext_myst_and_widgets_are_installed():
     extensions = pathlib.Path(sys.prefix) / "share/jupyter/labextensions"
     assert (extensions / "jupyterlab-jupytext").is_dir()
+    assert (extensions / "jupyterlab-myst").is_dir()
     assert (extensions / "@jupyter-widgets" / "jupyterlab-manager").is_dir()
     assert importlib.util.find_spec("ipywidgets") is not None
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_lab_view_and_back_is_the_chapter(path):
+    nb = jupytext.read(path)
+    shown = lab_contents.lab_view(json.loads(nbformat.writes(nb)), f"book/{path.name}")
+    raw = "\n".join(c.source for c in shown.cells if c.cell_type == "markdown")
+    assert "{bdg-" not in raw  # badges become spans the lab draws
+    back = lab_contents.book_view(json.loads(nbformat.writes(shown)), f"book/{path.name}")
+    assert lab_contents.same_text(back, nb)
+
+
+def test_refs_to_other_chapters_become_links_and_edits_come_back_as_refs():
+    known = lab_contents.labels()
+    shown = lab_contents.to_lab("See {ref}`Chapter 4 <ch04>` and {bdg-info-line}`cited`.",
+                                "ch03-outer-product-memory.md", known)
+    assert "[Chapter 4](ch04-careful-writes.md#ch04" in shown
+    assert "{span .bdg-info-line}`cited`" in shown
+    edited = shown.replace("See", "Read")
+    assert lab_contents.to_book(edited) == "Read {ref}`Chapter 4 <ch04>` and {bdg-info-line}`cited`."
+
+
+def test_terms_of_a_chapter_get_their_glossary_entries():
+    nb = jupytext.read(ROOT / "book" / "ch03-outer-product-memory.md")
+    cell = lab_contents.glossary_cell(nb, "ch03-outer-product-memory.md", lab_contents.labels())
+    assert "```{glossary}" in cell.source
+    for term in lab_contents.terms_used(nb):
+        assert f"\n{term}\n: " in cell.source
+    assert "(not in the glossary yet)" not in cell.source
+
+
+def test_keep_layout_restores_front_matter_and_option_lines():
+    original = (ROOT / "book" / "ch05-mlp-memory.md").read_text()
+    nb = jupytext.reads(original, fmt="md:myst")
+    nb.metadata["kernelspec"]["display_name"] = "Python 3 (ipykernel)"
+    written = jupytext.writes(nb, fmt="md:myst")
+    assert written != original
+    assert lab_contents.keep_layout(written, original) == original
+
+
+def test_progress_line_sweeps_and_counts_seconds():
+    from memkit import progress
+
+    first, later = progress.bar(2.0), progress.bar(3.5)
+    assert first.startswith("running [") and first.endswith(" 2.0 s")
+    assert later.endswith(" 3.5 s")
+    assert first.count("■") == later.count("■") == 4
+    assert first.index("■") != later.index("■")  # the bar moves
+    with pytest.raises(ValueError, match="elapsed"):
+        progress.bar(-1)
+
+
+def test_progress_shows_only_after_the_delay(monkeypatch):
+    from memkit import progress
+
+    shown = []
+
+    class Handle:
+        def update(self, data, raw):
+            shown.append(data["text/plain"])
+
+    def display(data, raw, display_id):
+        shown.append(data["text/plain"])
+        return Handle()
+
+    monkeypatch.setattr("IPython.display.display", display)
+    quick = progress._Watch(delay=0.3)
+    quick.start()
+    quick.stop()
+    assert shown == []
+    slow = progress._Watch(delay=0.05)
+    slow.start()
+    import time
+
+    time.sleep(0.3)
+    slow.stop()
+    assert shown[0].startswith("running [") and shown[-1] == ""
+
+
+def test_contents_manager_saves_nothing_unless_a_cell_was_edited(tmp_path, monkeypatch):
+    import asyncio
+    import difflib
+    import shutil
+
+    chapter = "ch05-mlp-memory.md"
+    (tmp_path / "book").mkdir()
+    shutil.copy(ROOT / "book" / chapter, tmp_path / "book" / chapter)
+    shutil.copy(lab_contents.GLOSSARY, tmp_path / "book" / lab_contents.GLOSSARY.name)
+    monkeypatch.setattr(lab_contents, "BOOK", tmp_path / "book")
+    manager = lab_contents.CourseContentsManager(root_dir=str(tmp_path))
+    path = f"book/{chapter}"
+    original = (tmp_path / path).read_bytes()
+
+    async def round_trip(edit=None):
+        model = await manager.get(path, content=True)
+        nb = model["content"]
+        assert nb.cells[0].metadata[lab_contents.MARK] == "generated"  # the lab's note
+        nb.metadata["kernelspec"]["display_name"] = "Python 3 (ipykernel)"  # what a kernel does
+        if edit:
+            edit(nb)
+        await manager.save({"type": "notebook", "format": "json", "content": nb}, path)
+
+    asyncio.run(round_trip())
+    assert (tmp_path / path).read_bytes() == original
+
+    def edit(nb):  # the student adds a word to a paragraph that holds a badge
+        cell = next(c for c in nb.cells if "{span .bdg-" in c.source)
+        cell.source = cell.source.replace("{span .bdg-", "Note: {span .bdg-", 1)
+
+    asyncio.run(round_trip(edit))
+    after = (tmp_path / path).read_text().splitlines()
+    changed = [line for line in difflib.unified_diff(original.decode().splitlines(), after,
+                                                     lineterm="", n=0)
+               if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    assert len(changed) == 2, changed  # one line out, the same line with the edit in
+    assert changed[0][1:] == changed[1][1:].replace("Note: ", "", 1)
+    assert "Note: {bdg-" in changed[1]

@@ -105,6 +105,7 @@ def check(path: Path, timeout: int = 120) -> tuple[list[Question], list[str]]:
     """Run one notebook and grade its visible tests; return the questions and warnings."""
     from nbclient import NotebookClient
     from nbclient.exceptions import DeadKernelError
+    from traitlets.config import Config
 
     nb = nbformat.read(path, as_version=4)
     warnings = [
@@ -116,6 +117,9 @@ def check(path: Path, timeout: int = 120) -> tuple[list[Question], list[str]]:
         return [], ["no graded question found: is this a course notebook?"]
     client = NotebookClient(
         nb,
+        # encrypted kernel channels (CurveZMQ keys from the manager), so that the kernel
+        # does not print its warning about plain-text TCP before the results
+        config=Config({"KernelManager": {"transport_encryption": "auto"}}),
         timeout=timeout,
         interrupt_on_timeout=True,
         allow_errors=True,

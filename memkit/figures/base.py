@@ -11,13 +11,23 @@ Every figure of the course subclasses :class:`InteractiveFigure` and supplies
 * ``describe(data)``: the one-line reading of the current state.
 
 A change of any control recomputes, updates the artists in place, rewrites the
-reading and, when the widget is displayed, re-renders its PNG. Rendering blits:
+reading and, when the widget is displayed, re-renders its picture. Rendering blits:
 the static part of the figure (axes, ticks, labels, fixed artists) is drawn once
 and cached, and each update draws only the dynamic artists over that background. The figure is a
 plain Agg ``matplotlib.figure.Figure`` (no pyplot, no global state), so it works
 headless. In a notebook the figure displays as one bundle that holds both the live
 widget and a PNG of its state: JupyterLab shows the widget, while the HTML and
 PDF builds of the book pick the picture.
+
+Resolution. The figure is drawn once, at ``LIVE_DENSITY`` device pixels per CSS pixel
+of the width the lab shows it at (``size`` inches at ``CSS_PX_PER_INCH``), so that it
+stays sharp on high-density screens. The live widget shows it at exactly that CSS width
+(never stretched), as a JPEG of quality 92 without chroma subsampling (a PNG of that
+many pixels takes several times as long to encode; at this density the difference does
+not show), cropped to the drawing: the band kept for the reading under the book's
+picture is left out, since the widget prints the reading as text. The book's PNG
+(``png()``) keeps its size, ``size`` inches at ``style.DPI``, resampled from the same
+drawing.
 """
 
 from __future__ import annotations
@@ -29,11 +39,19 @@ from typing import Any
 import ipywidgets as widgets
 from matplotlib import rc_context
 from matplotlib.artist import Artist
-from PIL import Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from PIL import Image
 
 from memkit import style
+
+#: CSS pixels per inch of figure at which the live widget shows a figure (7 in -> 784 px)
+CSS_PX_PER_INCH = 112
+#: device pixels per CSS pixel the live picture is drawn with (sharp on high-density
+#: screens; 2 would cost some figures (large images) three times as long to draw)
+LIVE_DENSITY = 1.5
+#: JPEG quality of the live picture
+LIVE_QUALITY = 92
 
 
 class InteractiveFigure:
@@ -58,7 +76,7 @@ class InteractiveFigure:
             self.controls[name].value = value
         self._dynamic: list[Artist] = []
         with rc_context(style.RC):
-            self.figure = Figure(figsize=self.size, dpi=style.DPI)
+            self.figure = Figure(figsize=self.size, dpi=CSS_PX_PER_INCH * LIVE_DENSITY)
             FigureCanvasAgg(self.figure)
             self.build(self.figure)
             self._reading = self.figure.text(
@@ -67,6 +85,7 @@ class InteractiveFigure:
         self._reading.set_animated(True)
         self.figure.canvas.draw()  # the static background, without the dynamic artists
         self._background = self.figure.canvas.copy_from_bbox(self.figure.bbox)
+        self._live_rows = self._drawing_rows()
         self._image: widgets.Image | None = None
         self._label: widgets.HTML | None = None
         self._box: widgets.Box | None = None
@@ -119,25 +138,57 @@ class InteractiveFigure:
         self._caption = self.describe(self.data)
         self._reading.set_text(self._caption)
         if self._image is not None:
-            self._image.value = self.png(with_reading=False)
+            self._image.value = self.live_picture()
             self._label.value = self._caption
 
     def _on_change(self, _change: dict) -> None:
         self.update()
 
-    def png(self, with_reading: bool = True) -> bytes:
-        """The figure in its current state as PNG bytes, its reading drawn under it.
+    def _drawing_rows(self) -> int:
+        """Pixel rows, from the top, that hold the drawing (the reading's band excluded)."""
+        renderer = self.figure.canvas.get_renderer()
+        height = self.figure.canvas.get_width_height()[1]
+        boxes = [ax.get_tightbbox(renderer) for ax in self.figure.axes if ax.get_visible()]
+        boxes = [b for b in boxes if b is not None]
+        if not boxes:
+            return height
+        pad = int(10 * LIVE_DENSITY)  # room for dynamic labels that reach a little lower
+        bottom = min(b.y0 for b in boxes) - pad
+        return int(min(height, max(height * 0.5, height - bottom)))
 
-        The live widget shows the reading as text beside the picture instead
-        (``with_reading=False``): drawing a long line of text costs matplotlib more
-        than the rest of an update.
-        """
+    def _render_rgb(self, with_reading: bool) -> Image.Image:
+        """The figure in its current state, at full resolution (RGB)."""
         canvas = self.figure.canvas
         canvas.restore_region(self._background)
         for artist in self._dynamic + ([self._reading] if with_reading else []):
             self.figure.draw_artist(artist)
         width, height = canvas.get_width_height()
         image = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        return image.convert("RGB")
+
+    def live_picture(self) -> bytes:
+        """What the live widget shows: the drawing, without the reading, as JPEG bytes."""
+        image = self._render_rgb(with_reading=False)
+        image = image.crop((0, 0, image.width, self._live_rows))
+        buffer = io.BytesIO()
+        image.save(buffer, format="jpeg", quality=LIVE_QUALITY, subsampling=0)
+        return buffer.getvalue()
+
+    def live_picture_width(self) -> int:
+        """The width in CSS pixels at which the live widget shows the picture."""
+        return round(self.size[0] * CSS_PX_PER_INCH)
+
+    def png(self, with_reading: bool = True) -> bytes:
+        """The figure in its current state as PNG bytes, its reading drawn under it.
+
+        The book's picture: ``size`` inches at ``style.DPI``. The live widget shows
+        :meth:`live_picture` instead, with the reading as text beside the picture
+        (``with_reading=False`` leaves the reading out here too).
+        """
+        image = self._render_rgb(with_reading)
+        width = round(self.size[0] * style.DPI)
+        height = round(self.size[1] * style.DPI)
+        image = image.resize((width, height), Image.Resampling.LANCZOS)
         buffer = io.BytesIO()
         image.save(buffer, format="png", compress_level=1)
         return buffer.getvalue()
@@ -145,8 +196,13 @@ class InteractiveFigure:
     def widget(self) -> widgets.Box:
         """The controls, the live picture and its one-line reading, in one box."""
         if self._box is None:
-            self._image = widgets.Image(value=self.png(with_reading=False), format="png")
-            self._label = widgets.HTML(value=self._caption)
+            width = self.live_picture_width()
+            self._image = widgets.Image(
+                value=self.live_picture(), format="jpeg",
+                layout=widgets.Layout(width=f"{width}px", max_width="100%", height="auto"),
+            )
+            self._label = widgets.HTML(value=self._caption,
+                                       layout=widgets.Layout(margin="0 0 0 2px"))
             controls = widgets.HBox(
                 list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")
             )

@@ -1,0 +1,288 @@
+"""Drive the course's JupyterLab in a real browser, as a student does.
+
+Used by tests/test_lab_browser.py (the end-to-end test) and benchmarks/lab_figures.py
+(key press to new picture, per figure). The server is the one `make lab` starts
+(tools/lab.py: same configuration, same role), on a free port of 127.0.0.1, with a
+random token, a throw-away Jupyter home, and ``window.jupyterapp`` exposed so that the
+page can be asked what JupyterLab holds. The browser is Debian's chromium driven by
+Playwright (never `playwright install`).
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from tools import lab
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LabServer:
+    """The course's JupyterLab on 127.0.0.1, started as a child process and stopped by PID."""
+
+    def __init__(self, role: str = "student", ready_timeout: float = 180):
+        self.home = Path(tempfile.mkdtemp(prefix="memcourse-lab-"))
+        self.port = free_port()
+        self.token = secrets.token_hex(16)
+        env = lab.environment(role)
+        env.update(
+            JUPYTER_CONFIG_DIR=str(self.home / "config"),   # no ~/.jupyter settings or workspaces
+            JUPYTER_DATA_DIR=str(self.home / "data"),
+            JUPYTER_RUNTIME_DIR=str(self.home / "runtime"),
+            MEMCOURSE_EXCHANGE=str(self.home / "no-exchange"),
+            IPYTHONDIR=str(self.home / "ipython"),
+        )
+        env = lab.environment(role, base=env)  # page config decided with that exchange
+        argv = lab.command(self.port, open_browser=False, extra=[
+            "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={self.token}",
+            "--LabApp.expose_app_in_browser=True",
+        ])
+        self.log = open(self.home / "server.log", "w")  # noqa: SIM115 (closed by stop)
+        self.process = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=self.log,
+                                        stderr=subprocess.STDOUT)
+        self._wait_ready(ready_timeout)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"JupyterLab stopped at start:\n{self.log_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/status?token={self.token}",
+                                            timeout=5) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.5)
+        self.stop()
+        raise RuntimeError(f"JupyterLab not ready after {timeout} s")
+
+    def log_text(self) -> str:
+        self.log.flush()
+        return (self.home / "server.log").read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()  # JupyterLab shuts its kernels down on SIGTERM
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self.log.close()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+# -- in the page (JavaScript run through Playwright's page.evaluate) ------------------
+APP_READY = """async () => {
+  for (let i = 0; i < 600 && !(window.jupyterapp && window.jupyterapp.started); i++)
+    await new Promise(r => setTimeout(r, 100));
+  await window.jupyterapp.started;
+  await window.jupyterapp.restored;
+  return true;
+}"""
+
+# open a file with a given viewer, run every cell, wait for the end; report what happened
+OPEN_AND_RUN = """async ([path, factory, run]) => {
+  const app = window.jupyterapp;
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  const widget = await app.commands.execute('docmanager:open', {path, factory});
+  await widget.context.ready;
+  await widget.sessionContext.ready;
+  app.shell.activateById(widget.id);
+  await sleep(200);
+  const started = performance.now();
+  if (run) {
+    for (let i = 0; i < 600 && !(widget.sessionContext.session && widget.sessionContext.session.kernel); i++)
+      await sleep(100);
+    await app.commands.execute('notebook:run-all-cells');
+    const cells = () => widget.content.widgets.filter(c => c.model.type === 'code');
+    for (let i = 0; i < 1800; i++) {
+      const busy = widget.sessionContext.session?.kernel?.status !== 'idle';
+      const pending = cells().some(c => c.model.executionCount === null
+                                        || c.promptNode?.textContent.includes('*'));
+      if (!busy && !pending) break;
+      await sleep(100);
+    }
+  }
+  return {id: widget.id, factory: app.docRegistry.getWidgetFactory(factory) ? factory : null,
+          seconds: (performance.now() - started) / 1000,
+          kernel: widget.sessionContext.session?.kernel?.name || null,
+          cells: widget.content.widgets.length};
+}"""
+
+ERRORS = """(id) => {
+  const widget = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.id === id);
+  const found = [];
+  widget.content.widgets.forEach((cell, index) => {
+    if (cell.model.type !== 'code') return;
+    if (cell.model.executionCount === null) found.push(`cell ${index}: not run`);
+    for (const out of cell.model.outputs.toJSON()) {
+      if (out.output_type === 'error') found.push(`cell ${index}: ${out.ename}: ${out.evalue}`);
+      if (out.output_type === 'stream' && out.name === 'stderr' && /Error|Traceback/.test(out.text))
+        found.push(`cell ${index}: stderr ${String(out.text).slice(0, 300)}`);
+    }
+  });
+  return found;
+}"""
+
+# every markdown cell scrolled into view until drawn; the text the reader sees, per cell
+RENDERED_MARKDOWN = """async (id) => {
+  const widget = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.id === id);
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  const out = [];
+  for (const [index, cell] of widget.content.widgets.entries()) {
+    if (cell.model.type !== 'markdown') continue;
+    cell.node.scrollIntoView();
+    let drawn = null;
+    for (let i = 0; i < 100 && !drawn; i++) {
+      drawn = cell.node.querySelector('.jp-MarkdownOutput, .jp-RenderedMarkdown, .myst');
+      if (!drawn || !drawn.innerText.trim()) { drawn = null; await sleep(50); }
+    }
+    await sleep(30);
+    const links = drawn ? Array.from(drawn.querySelectorAll('a')).map(a => [a.textContent, a.getAttribute('href') || '']) : [];
+    out.push({index, text: drawn ? drawn.innerText : null, links,
+              badges: drawn ? drawn.querySelectorAll('span[class^="bdg-"]').length : 0,
+              boxes: drawn ? drawn.querySelectorAll('aside, .admonition, [class*="admonition"]').length : 0});
+  }
+  return out;
+}"""
+
+FIGURES = """(id) => {
+  const widget = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.id === id);
+  return widget.content.widgets.map((cell, index) => ({index, cell}))
+    .filter(({cell}) => cell.model.type === 'code' && /figures\\.get\\(/.test(cell.model.sharedModel.getSource()))
+    .map(({cell, index}) => {
+      const source = cell.model.sharedModel.getSource().trim().split('\\n');
+      const img = cell.node.querySelector('.jp-OutputArea .widget-image');
+      return {index, last: source[source.length - 1], image: !!img,
+              sliders: cell.node.querySelectorAll('.jp-OutputArea .noUi-handle').length,
+              toggles: cell.node.querySelectorAll('.jp-OutputArea .widget-toggle-buttons').length,
+              width: img ? img.getBoundingClientRect().width : 0,
+              natural: img ? img.naturalWidth : 0};
+    });
+}"""
+
+# arm a watch on one figure's picture: the time from the next key press to the new picture
+ARM = """([id, index]) => {
+  const widget = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.id === id);
+  const cell = widget.content.widgets[index];
+  cell.node.scrollIntoView({block: 'center'});
+  const img = cell.node.querySelector('.jp-OutputArea .widget-image');
+  const reading = cell.node.querySelector('.jp-OutputArea .widget-html');
+  const watch = {src: img.src, reading: reading ? reading.innerText : '', pressed: null, shown: null};
+  window.__figureWatch = watch;
+  const onKey = () => { if (watch.pressed === null) watch.pressed = performance.now(); };
+  document.addEventListener('keydown', onKey, {capture: true, once: true});
+  const observer = new MutationObserver(() => {
+    if (img.src !== watch.src && watch.shown === null) {
+      img.decode().catch(() => null).then(() => { watch.shown = performance.now(); });
+      observer.disconnect();
+    }
+  });
+  observer.observe(img, {attributes: true, attributeFilter: ['src']});
+  return true;
+}"""
+
+WATCHED = """async ([id, index]) => {
+  const widget = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.id === id);
+  const cell = widget.content.widgets[index];
+  const watch = window.__figureWatch;
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  for (let i = 0; i < 600 && watch.shown === null; i++) await sleep(25);  // up to 15 s
+  const img = cell.node.querySelector('.jp-OutputArea .widget-image');
+  const reading = cell.node.querySelector('.jp-OutputArea .widget-html');
+  const text = () => (reading ? reading.innerText : '');
+  for (let i = 0; i < 120 && text() === watch.reading; i++) await sleep(25);  // sent just after
+  return {changed: img.src !== watch.src, reading_changed: text() !== watch.reading,
+          ms: watch.shown !== null && watch.pressed !== null ? watch.shown - watch.pressed : null};
+}"""
+
+SAVE_AND_CLOSE = """async (id) => {
+  const app = window.jupyterapp;
+  const widget = Array.from(app.shell.widgets('main')).find(w => w.id === id);
+  app.shell.activateById(id);
+  await app.commands.execute('docmanager:save');
+  await widget.sessionContext.shutdown();
+  const dirty = widget.context.model.dirty;
+  widget.dispose();
+  return dirty;
+}"""
+
+
+def launch_browser(playwright):
+    if not CHROMIUM.exists():
+        raise RuntimeError("Debian's chromium is missing: run `make system-deps` (as root) first")
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                      args=CHROMIUM_FLAGS)
+
+
+def open_lab(browser, server: LabServer, viewport=(1400, 1000)):
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+    page = context.new_page()
+    page.goto(f"{server.url}/lab/tree/book?token={server.token}", wait_until="load")
+    page.evaluate(APP_READY)
+    return page
+
+
+def figure_controls(page, widget_id: str, index: int) -> list[tuple[str, int]]:
+    """(kind, position) of each control of the figure in cell ``index``."""
+    return page.evaluate("""([id, index]) => {
+      const widget = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.id === id);
+      const node = widget.content.widgets[index].node.querySelector('.jp-OutputArea');
+      const found = [];
+      node.querySelectorAll('.noUi-handle').forEach((_, i) => found.push(['slider', i]));
+      node.querySelectorAll('.widget-toggle-buttons').forEach((_, i) => found.push(['toggle', i]));
+      return found;
+    }""", [widget_id, index])
+
+
+def press_control(page, widget_id: str, index: int, kind: str, position: int) -> dict:
+    """Change one control with the keyboard; how long the new picture took, and what changed."""
+    output = page.locator(f"#{widget_id} .jp-Cell").nth(index).locator(".jp-OutputArea")
+    if kind == "slider":
+        handle = output.locator(".noUi-handle").nth(position)
+        handle.scroll_into_view_if_needed()
+        handle.focus()
+        now, top = (float(handle.get_attribute("aria-valuenow") or 0),
+                    float(handle.get_attribute("aria-valuemax") or 0))
+        key = "ArrowLeft" if now >= top else "ArrowRight"
+        page.evaluate(ARM, [widget_id, index])
+        page.keyboard.press(key)
+    else:
+        group = output.locator(".widget-toggle-buttons").nth(position)
+        target = group.locator("button:not(.mod-active)").first
+        target.scroll_into_view_if_needed()
+        target.focus()
+        page.evaluate(ARM, [widget_id, index])
+        page.keyboard.press("Space")  # (Enter is JupyterLab's "edit this cell")
+    return page.evaluate(WATCHED, [widget_id, index])
+
+
+def git_status(root: Path = ROOT) -> str:
+    return subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True,
+                          text=True, check=True).stdout
+

@@ -1,0 +1,304 @@
+"""The course's JupyterLab reads a chapter as the book does, and saving it changes nothing.
+
+Jupytext opens a chapter (``book/*.md``, a MyST notebook) as a notebook; JupyterLab's MyST
+renderer (jupyterlab-myst) then draws its boxes and maths. Three things of the book it
+cannot know, since they live in other files or in Sphinx extensions; this contents
+manager supplies them when a chapter is *opened* and takes them out again when it is
+*saved*:
+
+* status badges ``{bdg-success-line}`derived``` become ``{span .bdg-success-line}`...```,
+  which the renderer keeps as a styled span (``jupyter/custom/custom.css``);
+* a cross-reference to another chapter, ``{ref}`Chapter 4 <ch04>```, becomes a link to
+  that chapter's file (a click opens it in the lab, as a notebook);
+* glossary terms ``{term}`key``` resolve within the notebook: a last cell, generated,
+  lists the glossary's entries for the terms the chapter uses (hover or click a term).
+
+Saving: the generated cell is dropped and every changed cell is put back as it was
+written; when no cell's text differs from the file, the file is not written at all (a
+run, an autosave, a kernel renamed ... change nothing). When the student did edit a
+cell, the file is written by Jupytext and its front matter and layout are kept as they
+were, so the diff holds only the student's edits.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from pathlib import Path
+
+import jupytext
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+GLOSSARY = BOOK / "appendix-e-glossary.md"
+MARK = "memcourse"  # cell metadata key of what this module adds
+
+BADGE = re.compile(r"\{bdg-([a-z]+(?:-line)?)\}`")
+BADGE_BACK = re.compile(r"\{span \.bdg-([a-z]+(?:-line)?)\}`")
+REF = re.compile(r"\{ref\}`(?:([^`<]*?)\s*<([^`<>]+)>|([^`<>]+))`")
+LINK_TITLE = "opens in the lab"
+REF_BACK = re.compile(r'\[([^\]]*)\]\(([\w.-]+\.md)#([\w-]+) "' + LINK_TITLE + r'"\)')
+TERM = re.compile(r"\{term\}`(?:([^`<]*?)\s*<([^`<>]+)>|([^`<>]+))`")
+LABEL = re.compile(r"^\(([\w-]+)\)=\s*$", re.MULTILINE)
+FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
+
+
+# -- what the book knows -----------------------------------------------------------
+def labels(book: Path = BOOK) -> dict[str, str]:
+    """label -> the file (name) of book/ that defines it."""
+    found = {}
+    for path in sorted(book.glob("*.md")):
+        for label in LABEL.findall(path.read_text(encoding="utf-8")):
+            found.setdefault(label, path.name)
+    return found
+
+
+def glossary(path: Path = GLOSSARY) -> dict[str, tuple[str, str]]:
+    """lower-cased term -> (term as written, definition) from the book's Sphinx glossary."""
+    if not path.exists():
+        return {}
+    text = path.read_text(encoding="utf-8")
+    match = re.search(r"```\{glossary\}\n(.*?)\n```", text, re.DOTALL)
+    if not match:
+        return {}
+    entries: dict[str, tuple[str, str]] = {}
+    for terms, definition in _glossary_entries(match.group(1)):
+        for term in terms:
+            entries[term.lower()] = (term, definition)
+    return entries
+
+
+def _glossary_entries(body: str) -> list[tuple[list[str], str]]:
+    """(terms, definition) pairs of a Sphinx glossary's body: term lines, then the
+    indented definition (several term lines may share one definition)."""
+    entries: list[tuple[list[str], str]] = []
+    terms: list[str] = []
+    lines: list[str] = []
+    for line in body.splitlines() + ["END"]:
+        if not line.strip() or line.startswith(":"):
+            continue
+        if line[0] not in " \t":
+            if lines:
+                entries.append((terms, " ".join(part.strip() for part in lines)))
+                terms, lines = [], []
+            terms.append(line.strip())
+        else:
+            lines.append(line)
+    return entries
+
+
+# -- the lab's view of a chapter ---------------------------------------------------
+def _ref_to_link(match: re.Match, here: str, known: dict[str, str]) -> str:
+    text, label = (match.group(1), match.group(2)) if match.group(2) else (None, match.group(3))
+    target = known.get(label.strip())
+    if target is None or target == here:
+        return match.group(0)  # resolved in the notebook itself, or unknown: as written
+    return f'[{text if text is not None else label}]({target}#{label} "{LINK_TITLE}")'
+
+
+def _plain_terms(text: str) -> str:
+    return TERM.sub(lambda m: m.group(1) if m.group(2) else m.group(3), text)
+
+
+def to_lab(source: str, here: str, known: dict[str, str]) -> str:
+    """A markdown cell as the lab's MyST renderer can draw it."""
+    source = BADGE.sub(r"{span .bdg-\1}`", source)
+    # a role's text broken over two lines is one line for the lab's MyST parser
+    source = TERM.sub(lambda m: " ".join(m.group(0).split()) if "\n" in m.group(0) else m.group(0),
+                      source)
+    source = REF.sub(lambda m: _ref_to_link(m, here, known), source)
+    if here == GLOSSARY.name:
+        source = _glossary_for_myst(source)
+    return source
+
+
+def to_book(source: str) -> str:
+    """The inverse of :func:`to_lab` for a cell the student edited."""
+    source = BADGE_BACK.sub(r"{bdg-\1}`", source)
+    return REF_BACK.sub(lambda m: f"{{ref}}`{m.group(1)} <{m.group(3)}>`", source)
+
+
+def _glossary_for_myst(source: str) -> str:
+    """Sphinx's glossary (term, indented definition) as MyST's definition list."""
+
+    def convert(match: re.Match) -> str:
+        out = []
+        for terms, definition in _glossary_entries(match.group(1)):
+            for term in terms:
+                out += [term, ": " + definition, ""]
+        return "```{glossary}\n" + "\n".join(out).rstrip() + "\n```"
+
+    return re.sub(r"```\{glossary\}\n(.*?)\n```", convert, source, flags=re.DOTALL)
+
+
+def terms_used(nb) -> list[str]:
+    """The glossary targets the notebook's markdown links, in order of first use."""
+    seen: dict[str, None] = {}
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for m in TERM.finditer(cell.source):
+                seen.setdefault((m.group(2) or m.group(3)).strip(), None)
+    return list(seen)
+
+
+def glossary_cell(nb, here: str, known: dict[str, str]):
+    """The generated last cell: the glossary's entries for the terms the chapter uses."""
+    entries = glossary()
+    lines = []
+    for target in terms_used(nb):
+        _, definition = entries.get(target.lower(), (target, "(not in the glossary yet)"))
+        definition = REF.sub(lambda m: _ref_to_link(m, here, known), _plain_terms(definition))
+        lines += [target, ": " + definition, ""]
+    if not lines:
+        return None
+    text = (
+        "**Terms used here**, from the "
+        f'[glossary]({GLOSSARY.name} "{LINK_TITLE}") '
+        "{span .memcourse-generated}`(added by the course's lab, not saved)`\n\n"
+        "```{glossary}\n" + "\n".join(lines).rstrip() + "\n```"
+    )
+    cell = nbformat.v4.new_markdown_cell(text)
+    cell.metadata[MARK] = "generated"
+    cell.metadata["editable"] = False
+    cell.metadata["deletable"] = False
+    cell.pop("id", None)
+    return cell
+
+
+def is_chapter(path: str | os.PathLike, root: Path = ROOT) -> bool:
+    """A MyST notebook of book/ (the only files this module touches)."""
+    full = (root / path) if not os.path.isabs(path) else Path(path)
+    try:
+        full.resolve().relative_to(BOOK)
+    except ValueError:
+        return False
+    return full.suffix == ".md"
+
+
+def _notebook(nb_json):
+    nb = nbformat.from_dict(copy.deepcopy(nb_json))
+    for cell in nb.cells:
+        if isinstance(cell.source, list):
+            cell.source = "".join(cell.source)
+    return nb
+
+
+def lab_view(nb_json: dict, path: str) -> dict:
+    """The notebook JupyterLab is sent: badges, links and the glossary cell added."""
+    nb = _notebook(nb_json)
+    here = Path(path).name
+    known = labels()
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        shown = to_lab(cell.source, here, known)
+        if shown != cell.source:
+            cell.metadata[MARK] = {"source": cell.source}
+            cell.source = shown
+    extra = glossary_cell(nb, here, known) if here != GLOSSARY.name else None
+    if extra is not None:
+        if nb.nbformat_minor >= 5:
+            extra["id"] = "memcourse-terms"
+        nb.cells.append(extra)
+    nb.cells.insert(0, note_cell(nb.nbformat_minor >= 5))
+    return nb
+
+
+def note_cell(with_id: bool):
+    """The generated first cell: what this notebook is (and the chapter marker CSS uses)."""
+    cell = nbformat.v4.new_markdown_cell(
+        "{span .memcourse-chapter}`A chapter of the book, opened as a notebook: Run All to bring"
+        " its figures to life. Saving keeps the chapter as the book has it, your edits aside.`"
+    )
+    cell.metadata[MARK] = "generated"
+    cell.metadata["editable"] = False
+    cell.metadata["deletable"] = False
+    cell.pop("id", None)
+    if with_id:
+        cell["id"] = "memcourse-note"
+    return cell
+
+
+def book_view(nb_json: dict, path: str) -> dict:
+    """The notebook as the book holds it: what :func:`lab_view` added taken out."""
+    nb = _notebook(nb_json)
+    here, known = Path(path).name, labels()
+    cells = []
+    for cell in nb.cells:
+        mark = cell.get("metadata", {}).pop(MARK, None)
+        if mark == "generated":
+            continue
+        if isinstance(mark, dict) and cell.cell_type == "markdown":
+            original = mark.get("source", "")
+            unchanged = cell.source == to_lab(original, here, known)
+            cell.source = original if unchanged else to_book(cell.source)
+        elif cell.cell_type == "markdown":
+            cell.source = to_book(cell.source)
+        cells.append(cell)
+    nb.cells = cells
+    return nb
+
+
+def same_text(a, b) -> bool:
+    """Same cells (kind and text) in the same order: what the file stores of a chapter."""
+    def key(nb):
+        return [(c.cell_type, c.source.rstrip("\n"), tuple(c.get("metadata", {}).get("tags", [])))
+                for c in nb.cells]
+    return key(a) == key(b)
+
+
+def keep_layout(written: str, original: str) -> str:
+    """Jupytext's text of an edited chapter, with the file's own front matter and layout."""
+    head = FRONT_MATTER.match(original)
+    if head:
+        written = FRONT_MATTER.sub(lambda _m: head.group(0), written, count=1)
+    # Jupytext puts a blank line after a code cell's options; the book's files do not
+    if not re.search(r"^```\{code-cell\}[^\n]*\n(?::[\w-]+:[^\n]*\n)+\n", original, re.MULTILINE):
+        written = re.sub(r"(^```\{code-cell\}[^\n]*\n(?::[\w-]+:[^\n]*\n)+)\n(?=\S)", r"\1",
+                         written, flags=re.MULTILINE)
+    return written
+
+
+# -- the contents manager ------------------------------------------------------------
+def _manager_class():
+    from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
+    from jupytext.async_contentsmanager import build_async_jupytext_contents_manager_class
+
+    return build_async_jupytext_contents_manager_class(AsyncLargeFileManager)
+
+
+class CourseContentsManager(_manager_class()):
+    """Jupytext's contents manager, with the chapters shown and saved as described above."""
+
+    def _chapter(self, path: str) -> bool:
+        return is_chapter(Path(self.root_dir) / path.lstrip("/"))
+
+    async def get(self, path, content=True, type=None, format=None, **kwargs):
+        model = await super().get(path, content=content, type=type, format=format, **kwargs)
+        if content and model.get("type") == "notebook" and self._chapter(path):
+            model["content"] = lab_view(model["content"], path)
+        return model
+
+    async def save(self, model, path=""):
+        if model.get("type") != "notebook" or not model.get("content") or not self._chapter(path):
+            return await super().save(model, path)
+        file = Path(self.root_dir) / path.lstrip("/")
+        nb = book_view(model["content"], path)
+        original = file.read_text(encoding="utf-8") if file.exists() else None
+        if original is not None:
+            on_disk = jupytext.reads(original, fmt="md:myst")
+            if same_text(nb, on_disk):
+                self.log.info("[memcourse] %s: no cell changed, the file is left as it is", path)
+                return await self.get(path, content=False)
+            nb.metadata = on_disk.metadata  # the front matter stays the file's own
+        model = dict(model, content=nb)
+        result = await super().save(model, path)
+        if original is not None:
+            written = file.read_text(encoding="utf-8")
+            kept = keep_layout(written, original)
+            if kept != written:
+                file.write_text(kept, encoding="utf-8")
+                result = await self.get(path, content=False)
+        return result
