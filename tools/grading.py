@@ -331,6 +331,10 @@ def _probe_main(path: Path, cell_timeout: int) -> int:
         on_cell_execute=started,
         shutdown_kernel="immediate",
     )
+    if os.environ.get("MEMCOURSE_SANDBOX", "bwrap") != "off":
+        from tools.sandbox import SandboxKernelManager
+
+        client.kernel_manager_class = SandboxKernelManager
     try:
         client.execute()
         result = {"status": "ok"}
@@ -344,7 +348,9 @@ def _probe_main(path: Path, cell_timeout: int) -> int:
     return 0
 
 
-def probe(notebook: dict, folder: Path, cell_timeout: int, memory_mb: int = 0) -> dict:
+def probe(
+    notebook: dict, folder: Path, cell_timeout: int, memory_mb: int = 0, env: dict | None = None
+) -> dict:
     """Where does ``notebook`` stop its kernel or overrun? ``{"status", "index"}``."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "probe.ipynb"
@@ -368,6 +374,7 @@ def probe(notebook: dict, folder: Path, cell_timeout: int, memory_mb: int = 0) -
         wall,
         log,
         memory_mb,
+        env,
     )
     for line in log.read_text(errors="replace").splitlines():
         if line.startswith("PROBE "):
@@ -436,6 +443,27 @@ class Settings:
     wall: float | None = None  # per submission; None: from the number of cells
     memory_mb: int = 4096
     work: Path | None = None  # staging area (a temporary directory by default)
+    sandbox: str = "bwrap"  # "bwrap": every kernel in the sandbox (tools.sandbox); "off"
+
+
+def grader_env(settings: Settings, times: Path | None = None) -> dict:
+    """The environment of the nbgrader processes: how their kernels are sandboxed.
+
+    (The kernels themselves get none of it: the sandbox starts them with a clean one.)
+    """
+    import memkit
+
+    tools_root = str(Path(__file__).resolve().parents[1])
+    env = {
+        "MEMCOURSE_SANDBOX": settings.sandbox,
+        "MEMCOURSE_SANDBOX_MEMKIT": str(Path(memkit.__file__).resolve().parent),
+        "PYTHONPATH": os.pathsep.join(
+            [tools_root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        ),
+    }
+    if times is not None:
+        env["MEMCOURSE_SANDBOX_TIMES"] = str(times)
+    return env
 
 
 def default_db_url(root: Path) -> str:
@@ -577,6 +605,8 @@ def _write_stage(staged: Staged, into: Path) -> None:
 def _autograde_cmd(
     settings: Settings, assignment: str, submitted: Path, student: str = "*"
 ) -> list[str]:
+    from tools import sandbox
+
     return course.nbgrader_command() + [
         "autograde",
         assignment,
@@ -585,6 +615,9 @@ def _autograde_cmd(
         f"--CourseDirectory.submitted_directory={submitted}",
         f"--CourseDirectory.db_url={settings.db_url}",
         f"--Execute.timeout={settings.cell_timeout}",
+        f"--SandboxExecute.timeout={settings.cell_timeout}",
+        f"--Autograde.autograde_preprocessors={sandbox.autograde_preprocessors()}",
+        "--Application.log_format=[%(created).3f %(name)s | %(levelname)s] %(message)s",
     ]
 
 
@@ -655,6 +688,7 @@ def grade_isolated(settings: Settings, staged: Staged) -> Outcome:
                     _wall(settings, staged),
                     log,
                     settings.memory_mb,
+                    grader_env(settings),
                 )
                 if rc is None or "database is locked" not in log.read_text(errors="replace"):
                     break
@@ -672,6 +706,7 @@ def grade_isolated(settings: Settings, staged: Staged) -> Outcome:
                 where / "probe" / name.replace(".ipynb", ""),
                 settings.cell_timeout,
                 settings.memory_mb,
+                grader_env(settings),
             )
             if found["status"] == "ok":
                 continue
@@ -752,7 +787,7 @@ def grade_batch(settings: Settings, batch: list[Staged], name: str, report) -> l
             stdin=subprocess.DEVNULL,
             start_new_session=True,
             preexec_fn=_limits(settings.memory_mb),
-            env=course.tool_env(),
+            env=course.tool_env(grader_env(settings)),
         )
         while True:
             try:
@@ -1132,6 +1167,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-feedback", action="store_true")
     parser.add_argument(
+        "--sandbox",
+        choices=["bwrap", "off"],
+        default=os.environ.get("MEMCOURSE_SANDBOX", "bwrap"),
+        help="run every kernel in the bubblewrap sandbox (default), or 'off' (unsafe: "
+        "the submissions run as you, with your files, environment and network)",
+    )
+    parser.add_argument(
         "--work", type=Path, help="keep the screened notebooks and nbgrader's logs in this folder"
     )
     parser.add_argument("--probe", type=Path, help=argparse.SUPPRESS)
@@ -1153,7 +1195,14 @@ def main(argv: list[str] | None = None) -> int:
         cell_timeout=args.cell_timeout,
         wall=args.timeout,
         memory_mb=args.memory_limit,
+        sandbox=args.sandbox,
     )
+    if settings.sandbox == "bwrap":
+        from tools import sandbox
+
+        problem = sandbox.unusable()
+        if problem:
+            parser.error(problem)
     if args.zip:
         collect_zips(settings, [z.resolve() for z in args.zip], which)
     with tempfile.TemporaryDirectory(prefix="memcourse-grading-") as work:
