@@ -1,0 +1,377 @@
+"""The grader's own check of the answers: test cells re-run outside the student's kernel.
+
+A test cell that passes in the student's kernel proves little: the student's code ran in
+that kernel first and may have patched numpy, memkit, ``math.isclose`` or the builtins,
+registered an IPython input transformer that rewrites the next cells, installed an
+exception handler that swallows the assertion, or answered with an object whose
+``__eq__`` always says yes. So the grader does not take the kernel's word alone:
+
+1. **Export.** Right before each graded test cell, the grader adds a cell (``export_cell``)
+   that prints, as JSON, the values of the names the test reads. Only plain data crosses:
+   numbers, strings, None, lists, tuples, sets, dicts, numpy arrays and scalars of
+   numeric dtype; anything else is converted to a float array when it can be (what
+   the tests do anyway) and is otherwise an ``Opaque`` value that fails every use. A
+   ``str``/``int``/``float`` subclass crosses as a bare subclass of the grader's (so
+   ``type(x) is str`` still fails), without its methods.
+2. **Judgement.** In the grader's own process (which never ran student code: its numpy,
+   memkit and builtins are untouched) each notebook's locked cells run from the source
+   (setup, then the test cells with their hidden tests), each test cell with the
+   student's exported values bound first. The names a locked cell defines (the data of
+   the set-up) come from the grader's run, never from the student.
+3. **Verdict.** A test cell earns its points only if it passed in the kernel *and* here.
+
+The student's kernel can still print whatever it likes in place of its answers; that only
+ever amounts to answering. What the grader cannot re-run is a test that calls a function
+the student wrote (``callable_names``): those tests keep the kernel's verdict (README).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import io
+import json
+import keyword
+import math
+from dataclasses import dataclass, field
+
+EXPORT_ID = "memcourse-export"
+MARKER = "MEMCOURSE-ANSWERS "
+MAX_EXPORT = 20_000_000  # characters of one export line; beyond it the values are lost
+
+# The exporter, run in the student's kernel before each test cell. It is self-contained
+# (the student may have replaced anything else) and prints one line.
+EXPORTER = r'''
+def __memcourse_export__(names):
+    import json as _json, types as _types
+    try:
+        import numpy as _np
+    except Exception:
+        _np = None
+    _ns = get_ipython().user_ns
+    def _plain(v, depth=0):
+        if depth > 30:
+            return {"t": "opaque", "v": "too deep"}
+        t = type(v)
+        if v is None:
+            return {"t": "none"}
+        if t is bool:
+            return {"t": "bool", "v": bool(v)}
+        if t is int:
+            return {"t": "int", "v": str(v)}
+        if t is float:
+            return {"t": "float", "v": repr(v)}
+        if t is complex:
+            return {"t": "complex", "v": [repr(v.real), repr(v.imag)]}
+        if t is str:
+            return {"t": "str", "v": v}
+        if t in (list, tuple, set, frozenset):
+            return {"t": t.__name__, "v": [_plain(x, depth + 1) for x in v]}
+        if t is dict:
+            return {"t": "dict", "v": [[_plain(k, depth + 1), _plain(x, depth + 1)] for k, x in v.items()]}
+        if _np is not None and isinstance(v, _np.ndarray) and v.dtype.kind in "biufc":
+            a = _np.array(v, copy=True)
+            kind = a.dtype.kind
+            flat = [repr(complex(x)) for x in a.ravel()] if kind == "c" else [repr(x) for x in a.ravel().tolist()]
+            return {"t": "ndarray", "kind": kind, "shape": list(a.shape), "v": flat}
+        if _np is not None and isinstance(v, _np.generic) and v.dtype.kind in "biufc":
+            return {"t": "npscalar", "dtype": v.dtype.str, "v": repr(v.item())}
+        if isinstance(v, str):
+            return {"t": "strsub", "v": str.__str__(v)}
+        if isinstance(v, bool):
+            return {"t": "bool", "v": bool(v)}
+        if isinstance(v, int):
+            return {"t": "intsub", "v": str(int.__int__(v))}
+        if isinstance(v, float):
+            return {"t": "floatsub", "v": repr(float.__float__(v))}
+        if isinstance(v, (_types.FunctionType, type, _types.BuiltinFunctionType, _types.MethodType)) or callable(v):
+            return {"t": "callable"}
+        if isinstance(v, _types.ModuleType):
+            return {"t": "module"}
+        if _np is not None:
+            try:
+                a = _np.array(v, dtype=float)
+                return {"t": "ndarray", "kind": "f", "shape": list(a.shape), "v": [repr(x) for x in a.ravel().tolist()]}
+            except Exception:
+                pass
+        return {"t": "opaque", "v": type(v).__name__}
+    _out = {}
+    for _n in names:
+        if _n in _ns:
+            try:
+                _out[_n] = _plain(_ns[_n])
+            except Exception as _e:
+                _out[_n] = {"t": "opaque", "v": type(_e).__name__}
+    print("MEMCOURSE-ANSWERS " + _json.dumps(_out))
+'''.strip()
+
+
+def export_cell_source(names: list[str]) -> str:
+    return f"__memcourse_export__({sorted(names)!r})"
+
+
+def names_read(source: str) -> set[str]:
+    """The names a cell may read: loaded names and identifiers in string constants.
+
+    (Test cells look answers up as ``globals()[name]`` too.)
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            found.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value.isidentifier() and not keyword.iskeyword(node.value):
+                found.add(node.value)
+    return {n for n in found if not hasattr(builtins, n) and not n.startswith("__")}
+
+
+def names_bound(source: str) -> set[str]:
+    """The names a cell binds at top level or anywhere (assignments, defs, imports, loops)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            found.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                found.add((alias.asname or alias.name).split(".")[0])
+    return found
+
+
+def callable_names(source_nb: dict) -> set[str]:
+    """Names the answer cells of the source define as functions or classes."""
+    found = set()
+    for cell in source_nb.get("cells", []):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") != "code" or not meta.get("solution"):
+            continue
+        try:
+            tree = ast.parse(_text(cell))
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.add(node.name)
+    return found
+
+
+def _text(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+# --------------------------------------------------------------------------- plain values
+
+
+class Opaque:
+    """A value that did not cross as data: every use of it fails."""
+
+    def __init__(self, what: str = "?"):
+        object.__setattr__(self, "_what", what)
+
+    def _fail(self, *args, **kwargs):
+        raise TypeError(f"this answer is not plain data ({self._what})")
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _fail
+    __float__ = __int__ = __index__ = __bool__ = __len__ = __iter__ = _fail
+    __getitem__ = __getattr__ = __array__ = __add__ = __sub__ = __mul__ = _fail
+    __hash__ = None
+
+
+class StudentStr(str):
+    """A str subclass handed in (its methods were not brought across)."""
+
+
+class StudentInt(int):
+    pass
+
+
+class StudentFloat(float):
+    pass
+
+
+class Unplain(Exception):
+    """The value is a function: the grader cannot re-run the test (kernel verdict)."""
+
+
+_KINDS = {"b": "bool", "i": "int64", "u": "uint64", "f": "float64", "c": "complex128"}
+
+
+def rebuild(data):
+    """The grader's value from the exported JSON (only the known tags; else Opaque)."""
+    import numpy as np
+
+    if not isinstance(data, dict):
+        return Opaque("malformed")
+    t, v = data.get("t"), data.get("v")
+    try:
+        if t == "none":
+            return None
+        if t == "bool":
+            return bool(v) if isinstance(v, bool) else Opaque("malformed")
+        if t == "int":
+            return int(str(v))
+        if t == "float":
+            return float(str(v))
+        if t == "complex":
+            return complex(float(str(v[0])), float(str(v[1])))
+        if t == "str":
+            return str(v) if isinstance(v, str) else Opaque("malformed")
+        if t in ("list", "tuple", "set", "frozenset"):
+            items = [rebuild(x) for x in v]
+            return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[t](items)
+        if t == "dict":
+            return {rebuild(k): rebuild(x) for k, x in v}
+        if t == "ndarray":
+            kind = data.get("kind")
+            shape = tuple(int(n) for n in data.get("shape", []))
+            if kind not in _KINDS or math.prod(shape) != len(v):
+                return Opaque("malformed")
+            if kind == "c":
+                flat = [complex(str(x).strip("()")) for x in v]
+            elif kind == "b":
+                flat = [str(x) == "True" for x in v]
+            else:
+                flat = [float(str(x)) if kind == "f" else int(str(x)) for x in v]
+            return np.array(flat, dtype=_KINDS[kind]).reshape(shape)
+        if t == "npscalar":
+            dtype = np.dtype(str(data.get("dtype")))
+            if dtype.kind not in _KINDS:
+                return Opaque("malformed")
+            text = str(v)
+            value = complex(text.strip("()")) if dtype.kind == "c" else (
+                text == "True" if dtype.kind == "b" else float(text) if dtype.kind == "f"
+                else int(text)
+            )
+            return dtype.type(value)
+        if t == "strsub":
+            return StudentStr(str(v))
+        if t == "intsub":
+            return StudentInt(int(str(v)))
+        if t == "floatsub":
+            return StudentFloat(float(str(v)))
+        if t == "callable":
+            raise Unplain()
+        return Opaque(str(v or t))
+    except Unplain:
+        raise
+    except Exception:
+        return Opaque("malformed")
+
+
+def read_exports(autograded_nb: dict) -> dict[str, dict]:
+    """{test grade id: {name: exported JSON}} from the export cells of an executed notebook."""
+    found: dict[str, dict] = {}
+    cells = autograded_nb.get("cells", [])
+    for index, cell in enumerate(cells):
+        if not str(cell.get("id", "")).startswith(EXPORT_ID + "-"):
+            continue
+        target = str(cell["id"])[len(EXPORT_ID) + 1 :]
+        if target == "def":
+            continue
+        data = {}
+        for output in cell.get("outputs", []):
+            if output.get("output_type") != "stream":
+                continue
+            for line in _text({"source": output.get("text", "")}).splitlines():
+                if line.startswith(MARKER) and len(line) < MAX_EXPORT:
+                    try:
+                        parsed = json.loads(line[len(MARKER) :])
+                    except ValueError:
+                        continue
+                    if isinstance(parsed, dict):
+                        data = parsed
+        found[target] = data
+    return found
+
+
+# --------------------------------------------------------------------------- the judgement
+
+
+@dataclass
+class Verdict:
+    """The grader's judgement of one test cell."""
+
+    grade_id: str
+    passed: bool | None  # None: not judged here (a test of a function: the kernel's verdict)
+    message: str = ""
+
+
+@dataclass
+class Judgement:
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+    problem: str = ""  # why the notebook could not be judged at all
+
+
+def judge(source_nb: dict, exports: dict[str, dict]) -> Judgement:
+    """Run the locked cells of ``source_nb`` here, each test with the student's values.
+
+    ``exports``: what ``read_exports`` found ({test grade id: {name: JSON}}).
+    """
+    result = Judgement()
+    locked_names: set[str] = set()
+    cells = []
+    for cell in source_nb.get("cells", []):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") != "code" or meta.get("solution"):
+            continue
+        if not meta.get("locked") and not meta.get("grade"):
+            continue
+        cells.append((meta, _text(cell)))
+        locked_names |= names_bound(_text(cell))
+    functions = callable_names(source_nb)
+    ns: dict = {"__name__": "__memcourse_judge__"}
+    for meta, text in cells:
+        gid = meta.get("grade_id")
+        is_test = bool(meta.get("grade")) and not meta.get("solution")
+        if not is_test:
+            try:
+                _run(text, ns)
+            except Exception as exc:  # the set-up must run here, else nothing is judged
+                result.problem = f"the locked cell {gid} does not run in the grader ({exc!r})"
+                result.verdicts.clear()
+                return result
+            continue
+        values = exports.get(gid)
+        needed = names_read(text) - locked_names
+        if needed & functions:
+            result.verdicts[gid] = Verdict(gid, None, "tests a function")
+            continue
+        if values is None:  # the export cell did not run or printed nothing
+            values = {}
+        bound = dict(ns)
+        try:
+            for name in needed:
+                if name in values:
+                    bound[name] = rebuild(values[name])
+        except Unplain:
+            result.verdicts[gid] = Verdict(gid, None, "a function answer")
+            continue
+        try:
+            _run(text, bound)
+            result.verdicts[gid] = Verdict(gid, True)
+        except AssertionError as exc:
+            result.verdicts[gid] = Verdict(gid, False, f"AssertionError: {exc}".rstrip(": "))
+        except Exception as exc:
+            result.verdicts[gid] = Verdict(gid, False, f"{type(exc).__name__}: {exc}")
+        # what a test cell defines for later cells comes from the grader's run
+        for name in names_bound(text):
+            if name in bound:
+                ns[name] = bound[name]
+    return result
+
+
+def _run(text: str, ns: dict) -> None:
+    code = compile(text, "<test>", "exec")
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(code, ns)  # noqa: S102 - instructor code, on data the grader rebuilt
