@@ -42,10 +42,22 @@ def _rows(gb, assignment: str | None = None, student: str | None = None) -> dict
     return rows
 
 
+def _path() -> None:
+    """nbgrader creates a new gradebook with the ``alembic`` of this Python's scripts."""
+    import os
+    import sys
+    from pathlib import Path
+
+    scripts = str(Path(sys.executable).parent)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join([scripts, os.environ.get("PATH", "")])
+
+
 def snapshot(db_url: str, assignment: str | None = None, student: str | None = None) -> dict:
     """Every grade and comment row (of one submission when both names are given)."""
     from nbgrader.api import Gradebook
 
+    _path()
     with Gradebook(db_url) as gb:
         return _rows(gb, assignment, student)
 
@@ -68,6 +80,7 @@ def check_and_restore(db_url: str, expected: dict) -> list[str]:
     """Compare the gradebook with ``expected``; put every changed row back; say what changed."""
     from nbgrader.api import Gradebook, MissingEntry
 
+    _path()
     problems = []
     with Gradebook(db_url) as gb:
         now = _rows(gb)

@@ -218,15 +218,20 @@ def screen(text: str, source: dict, release: dict) -> Screened:
     for c in source["cells"]:
         if _meta(c).get("locked") or (_meta(c).get("grade") and not _meta(c).get("solution")):
             locked_names |= judge.names_bound(_text(c))
+    functions = judge.callable_names(source)
     emit("code", judge.EXPORTER, {}, f"{judge.EXPORT_ID}-def", None)
     emit_extras(None)
     for gid in order:
         rc = known[gid]
         metadata = json.loads(json.dumps(rc.get("metadata", {})))
         cell_id = rc.get("id") or gid
-        if _meta(rc).get("grade") and not _meta(rc).get("solution") and rc["cell_type"] == "code":
+        is_test = (
+            _meta(rc).get("grade") and not _meta(rc).get("solution") and rc["cell_type"] == "code"
+        )
+        if is_test:
             needed = judge.names_read(source_text.get(gid, _text(rc))) - locked_names
-            emit("code", judge.export_cell_source(sorted(needed)), {}, f"{judge.EXPORT_ID}-{gid}", None)
+            source = judge.export_cell_source(sorted(needed - functions), sorted(needed & functions))
+            emit("code", source, {}, f"{judge.EXPORT_ID}-{gid}", None)
         if gid in answers:
             found = occurrences.get(gid) or [(rc["cell_type"], _text(rc))]
             for ctype, text_ in found[:-1]:
@@ -236,6 +241,8 @@ def screen(text: str, source: dict, release: dict) -> Screened:
             emit(
                 rc["cell_type"], _text(rc), metadata, cell_id, gid, source_text.get(gid, _text(rc))
             )
+        if is_test:
+            emit("code", judge.CALLS_SOURCE, {}, f"{judge.CALLS_ID}-{gid}", None)
         emit_extras(gid)
 
     def notebook(cells):
@@ -414,7 +421,7 @@ def neutralise(screened: Screened, index: int, why: str) -> str | None:
     while target >= 0 and not (
         cells[target]["cell_type"] == "code"
         and not _meta(cells[target]).get("locked")
-        and not str(cells[target].get("id", "")).startswith(judge.EXPORT_ID)
+        and not judge.grader_cell(cells[target])
     ):
         target -= 1
     if target < 0:
@@ -733,9 +740,11 @@ def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> lis
         if not path.exists():
             continue
         nb = _read_nb(path)
-        exports = judge.read_exports(nb)
+        exports, calls = judge.read_exports(nb)
         source = staged.sources.get(name)
-        verdicts = judge.judge(source, exports) if source else judge.Judgement(problem="no source")
+        verdicts = (
+            judge.judge(source, exports, calls) if source else judge.Judgement(problem="no source")
+        )
         if verdicts.problem:
             reasons.append(f"{name}: not checked by the grader ({verdicts.problem})")
         for cell in nb.get("cells", []):
@@ -760,9 +769,7 @@ def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> lis
                 f"{name}: {gid} passed in the student's kernel but not when the grader "
                 "checked the answers: its points were withdrawn"
             )
-        nb["cells"] = [
-            c for c in nb.get("cells", []) if not str(c.get("id", "")).startswith(judge.EXPORT_ID)
-        ]
+        nb["cells"] = [c for c in nb.get("cells", []) if not judge.grader_cell(c)]
         path.write_text(json.dumps(nb, indent=1))
     if withdrawn:
         with Gradebook(settings.db_url) as gb:

@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import contextlib
-import io
 import json
 import keyword
 import math
@@ -43,72 +41,119 @@ MAX_EXPORT = 20_000_000  # characters of one export line; beyond it the values a
 # The exporter, run in the student's kernel before each test cell. It is self-contained
 # (the student may have replaced anything else) and prints one line.
 EXPORTER = r'''
-def __memcourse_export__(names):
-    import json as _json, types as _types
+def __memcourse_plain__(v, depth=0):
+    import types as _types
     try:
         import numpy as _np
     except Exception:
         _np = None
+    _plain = __memcourse_plain__
+    if depth > 30:
+        return {"t": "opaque", "v": "too deep"}
+    t = type(v)
+    if v is None:
+        return {"t": "none"}
+    if t is bool:
+        return {"t": "bool", "v": bool(v)}
+    if t is int:
+        return {"t": "int", "v": str(v)}
+    if t is float:
+        return {"t": "float", "v": repr(v)}
+    if t is complex:
+        return {"t": "complex", "v": [repr(v.real), repr(v.imag)]}
+    if t is str:
+        return {"t": "str", "v": v}
+    if t in (list, tuple, set, frozenset):
+        items = [_plain(x, depth + 1) for x in v]
+        if t in (set, frozenset):
+            items.sort(key=repr)
+        return {"t": t.__name__, "v": items}
+    if t is dict:
+        return {"t": "dict", "v": [[_plain(k, depth + 1), _plain(x, depth + 1)] for k, x in v.items()]}
+    if _np is not None and isinstance(v, _np.ndarray) and v.dtype.kind in "biufc":
+        a = _np.array(v, copy=True)
+        kind = a.dtype.kind
+        flat = [repr(complex(x)) for x in a.ravel()] if kind == "c" else [repr(x) for x in a.ravel().tolist()]
+        return {"t": "ndarray", "kind": kind, "shape": list(a.shape), "v": flat}
+    if _np is not None and isinstance(v, _np.generic) and v.dtype.kind in "biufc":
+        return {"t": "npscalar", "dtype": v.dtype.str, "v": repr(v.item())}
+    if isinstance(v, str):
+        return {"t": "strsub", "v": str.__str__(v)}
+    if isinstance(v, bool):
+        return {"t": "bool", "v": bool(v)}
+    if isinstance(v, int):
+        return {"t": "intsub", "v": str(int.__int__(v))}
+    if isinstance(v, float):
+        return {"t": "floatsub", "v": repr(float.__float__(v))}
+    if isinstance(v, _types.ModuleType):
+        return {"t": "module"}
+    if callable(v):
+        return {"t": "callable"}
+    if _np is not None:
+        try:
+            a = _np.array(v, dtype=float)
+            return {"t": "ndarray", "kind": "f", "shape": list(a.shape), "v": [repr(x) for x in a.ravel().tolist()]}
+        except Exception:
+            pass
+    return {"t": "opaque", "v": type(v).__name__}
+
+
+def __memcourse_export__(names, functions=()):
+    import json as _json
     _ns = get_ipython().user_ns
-    def _plain(v, depth=0):
-        if depth > 30:
-            return {"t": "opaque", "v": "too deep"}
-        t = type(v)
-        if v is None:
-            return {"t": "none"}
-        if t is bool:
-            return {"t": "bool", "v": bool(v)}
-        if t is int:
-            return {"t": "int", "v": str(v)}
-        if t is float:
-            return {"t": "float", "v": repr(v)}
-        if t is complex:
-            return {"t": "complex", "v": [repr(v.real), repr(v.imag)]}
-        if t is str:
-            return {"t": "str", "v": v}
-        if t in (list, tuple, set, frozenset):
-            return {"t": t.__name__, "v": [_plain(x, depth + 1) for x in v]}
-        if t is dict:
-            return {"t": "dict", "v": [[_plain(k, depth + 1), _plain(x, depth + 1)] for k, x in v.items()]}
-        if _np is not None and isinstance(v, _np.ndarray) and v.dtype.kind in "biufc":
-            a = _np.array(v, copy=True)
-            kind = a.dtype.kind
-            flat = [repr(complex(x)) for x in a.ravel()] if kind == "c" else [repr(x) for x in a.ravel().tolist()]
-            return {"t": "ndarray", "kind": kind, "shape": list(a.shape), "v": flat}
-        if _np is not None and isinstance(v, _np.generic) and v.dtype.kind in "biufc":
-            return {"t": "npscalar", "dtype": v.dtype.str, "v": repr(v.item())}
-        if isinstance(v, str):
-            return {"t": "strsub", "v": str.__str__(v)}
-        if isinstance(v, bool):
-            return {"t": "bool", "v": bool(v)}
-        if isinstance(v, int):
-            return {"t": "intsub", "v": str(int.__int__(v))}
-        if isinstance(v, float):
-            return {"t": "floatsub", "v": repr(float.__float__(v))}
-        if isinstance(v, (_types.FunctionType, type, _types.BuiltinFunctionType, _types.MethodType)) or callable(v):
-            return {"t": "callable"}
-        if isinstance(v, _types.ModuleType):
-            return {"t": "module"}
-        if _np is not None:
-            try:
-                a = _np.array(v, dtype=float)
-                return {"t": "ndarray", "kind": "f", "shape": list(a.shape), "v": [repr(x) for x in a.ravel().tolist()]}
-            except Exception:
-                pass
-        return {"t": "opaque", "v": type(v).__name__}
     _out = {}
     for _n in names:
         if _n in _ns:
             try:
-                _out[_n] = _plain(_ns[_n])
+                _out[_n] = __memcourse_plain__(_ns[_n])
             except Exception as _e:
                 _out[_n] = {"t": "opaque", "v": type(_e).__name__}
     print("MEMCOURSE-ANSWERS " + _json.dumps(_out))
+    _log = {}
+    _ns["__memcourse_calls__"] = _log
+    for _n in functions:
+        _f = _ns.get(_n)
+        if not callable(_f):
+            continue
+        _calls = _log[_n] = []
+        def _wrapper(*args, __f=_f, __calls=_calls, **kwargs):
+            entry = {"args": [__memcourse_plain__(x) for x in args],
+                     "kwargs": {str(k): __memcourse_plain__(x) for k, x in kwargs.items()}}
+            __calls.append(entry)
+            try:
+                result = __f(*args, **kwargs)
+            except BaseException as e:
+                entry["raised"] = [type(e).__name__, str(e)[:300]]
+                raise
+            entry["result"] = __memcourse_plain__(result)
+            return result
+        _ns[_n] = _wrapper
+        _ns.setdefault("__memcourse_saved__", {})[_n] = _f
+
+
+def __memcourse_calls_export__():
+    import json as _json
+    _ns = get_ipython().user_ns
+    print("MEMCOURSE-CALLS " + _json.dumps(_ns.pop("__memcourse_calls__", {})))
+    for _n, _f in _ns.pop("__memcourse_saved__", {}).items():
+        _ns[_n] = _f
 '''.strip()
 
 
-def export_cell_source(names: list[str]) -> str:
-    return f"__memcourse_export__({sorted(names)!r})"
+PREFIX = "memcourse-"  # the id of every cell the grader adds
+CALLS_ID = "memcourse-calls"
+CALLS_MARKER = "MEMCOURSE-CALLS "
+
+
+def export_cell_source(names: list[str], functions: list[str] = ()) -> str:
+    return f"__memcourse_export__({sorted(names)!r}, {sorted(functions)!r})"
+
+
+CALLS_SOURCE = "__memcourse_calls_export__()"
+
+
+def grader_cell(cell: dict) -> bool:
+    return str(cell.get("id", "")).startswith(PREFIX)
 
 
 def names_read(source: str) -> set[str]:
@@ -269,30 +314,79 @@ def rebuild(data):
         return Opaque("malformed")
 
 
-def read_exports(autograded_nb: dict) -> dict[str, dict]:
-    """{test grade id: {name: exported JSON}} from the export cells of an executed notebook."""
-    found: dict[str, dict] = {}
-    cells = autograded_nb.get("cells", [])
-    for index, cell in enumerate(cells):
-        if not str(cell.get("id", "")).startswith(EXPORT_ID + "-"):
+def _printed(cell: dict, marker: str) -> dict:
+    data: dict = {}
+    for output in cell.get("outputs", []):
+        if output.get("output_type") != "stream":
             continue
-        target = str(cell["id"])[len(EXPORT_ID) + 1 :]
-        if target == "def":
-            continue
-        data = {}
-        for output in cell.get("outputs", []):
-            if output.get("output_type") != "stream":
-                continue
-            for line in _text({"source": output.get("text", "")}).splitlines():
-                if line.startswith(MARKER) and len(line) < MAX_EXPORT:
-                    try:
-                        parsed = json.loads(line[len(MARKER) :])
-                    except ValueError:
-                        continue
-                    if isinstance(parsed, dict):
-                        data = parsed
-        found[target] = data
-    return found
+        for line in _text({"source": output.get("text", "")}).splitlines():
+            if line.startswith(marker) and len(line) < MAX_EXPORT:
+                try:
+                    parsed = json.loads(line[len(marker) :])
+                except ValueError:
+                    continue
+                if isinstance(parsed, dict):
+                    data = parsed
+    return data
+
+
+def read_exports(autograded_nb: dict) -> tuple[dict[str, dict], dict[str, dict]]:
+    """What the grader's cells printed in an executed notebook.
+
+    ``({test grade id: {name: value JSON}}, {test grade id: {function: [calls]}})``.
+    """
+    values: dict[str, dict] = {}
+    calls: dict[str, dict] = {}
+    for cell in autograded_nb.get("cells", []):
+        cid = str(cell.get("id", ""))
+        if cid.startswith(EXPORT_ID + "-") and cid != EXPORT_ID + "-def":
+            values[cid[len(EXPORT_ID) + 1 :]] = _printed(cell, MARKER)
+        elif cid.startswith(CALLS_ID + "-"):
+            calls[cid[len(CALLS_ID) + 1 :]] = _printed(cell, CALLS_MARKER)
+    return values, calls
+
+
+_GRADER_NS: dict = {}
+
+
+def _plain(value):
+    """The grader's own copy of the exporter's conversion (to compare call arguments)."""
+    if not _GRADER_NS:
+        exec(compile(EXPORTER, "<exporter>", "exec"), _GRADER_NS)  # noqa: S102 - our code
+    return _GRADER_NS["__memcourse_plain__"](value)
+
+
+def replay(name: str, calls: list):
+    """A stand-in for the student's function ``name``: the calls the kernel recorded, in order.
+
+    Each call must come with the arguments the student's function got in the kernel
+    (compared as plain data); it returns what the function returned there (rebuilt as plain
+    data), or raises what it raised. The test then judges those results here.
+    """
+    pending = list(calls) if isinstance(calls, list) else []
+
+    def stand_in(*args, **kwargs):
+        if not pending:
+            raise AssertionError(f"{name}: not called like this in the student's kernel")
+        entry = pending.pop(0)
+        if not isinstance(entry, dict):
+            raise AssertionError(f"{name}: no record of this call")
+        got = json.dumps([[_plain(a) for a in args], {k: _plain(v) for k, v in kwargs.items()}])
+        want = json.dumps([entry.get("args"), entry.get("kwargs")])
+        if got != want:
+            raise AssertionError(f"{name}: called with other arguments in the student's kernel")
+        if "raised" in entry:
+            ename, message = (list(entry["raised"]) + ["", ""])[:2]
+            kind = getattr(builtins, str(ename), None)
+            if not (isinstance(kind, type) and issubclass(kind, Exception)):
+                kind = RuntimeError
+            raise kind(str(message))
+        try:
+            return rebuild(entry.get("result"))
+        except Unplain:
+            return Opaque("a function")
+
+    return stand_in
 
 
 # --------------------------------------------------------------------------- the judgement
@@ -313,11 +407,13 @@ class Judgement:
     problem: str = ""  # why the notebook could not be judged at all
 
 
-def judge(source_nb: dict, exports: dict[str, dict]) -> Judgement:
+def judge(source_nb: dict, exports: dict[str, dict], calls: dict | None = None) -> Judgement:
     """Run the locked cells of ``source_nb`` here, each test with the student's values.
 
-    ``exports``: what ``read_exports`` found ({test grade id: {name: JSON}}).
+    ``exports`` and ``calls``: what ``read_exports`` found. A test of a function the student
+    wrote gets a stand-in replaying the calls recorded in the kernel (``replay``).
     """
+    calls = calls or {}
     result = Judgement()
     locked_names: set[str] = set()
     cells = []
@@ -342,21 +438,18 @@ def judge(source_nb: dict, exports: dict[str, dict]) -> Judgement:
                 result.verdicts.clear()
                 return result
             continue
-        values = exports.get(gid)
+        values = exports.get(gid) or {}  # nothing if the export cell did not run
         needed = names_read(text) - locked_names
-        if needed & functions:
-            result.verdicts[gid] = Verdict(gid, None, "tests a function")
-            continue
-        if values is None:  # the export cell did not run or printed nothing
-            values = {}
         bound = dict(ns)
-        try:
-            for name in needed:
-                if name in values:
+        recorded = calls.get(gid) or {}
+        for name in needed:
+            if name in functions:
+                bound[name] = replay(name, recorded.get(name, []))
+            elif name in values:
+                try:
                     bound[name] = rebuild(values[name])
-        except Unplain:
-            result.verdicts[gid] = Verdict(gid, None, "a function answer")
-            continue
+                except Unplain:  # a function where the test expects data
+                    bound[name] = Opaque("a function")
         try:
             _run(text, bound)
             result.verdicts[gid] = Verdict(gid, True)
@@ -371,7 +464,11 @@ def judge(source_nb: dict, exports: dict[str, dict]) -> Judgement:
     return result
 
 
+def _quiet(*args, **kwargs) -> None:
+    """``print`` of the cells run here (sys.stdout is the grader's, shared by its threads)."""
+
+
 def _run(text: str, ns: dict) -> None:
     code = compile(text, "<test>", "exec")
-    with contextlib.redirect_stdout(io.StringIO()):
-        exec(code, ns)  # noqa: S102 - instructor code, on data the grader rebuilt
+    ns.setdefault("print", _quiet)
+    exec(code, ns)  # noqa: S102 - instructor code, on data the grader rebuilt
