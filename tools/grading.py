@@ -26,11 +26,20 @@
 4. **Scores and reasons** come from the gradebook, and from the autograded notebooks
    for cells that overran or printed without end.
 
-Then the feedback is generated (without the hidden tests), the grades are exported as
-CSV, a report (one line per submission: score, status, reasons) is written and a
-summary per assignment printed. Status: ``ok``; ``repaired`` (graded after a repair,
-reasons given); ``rejected`` (a notebook scored 0: not a notebook, not handed in, or
-its set-up could not run); ``failed`` (nothing could be graded: 0).
+Every kernel (nbgrader's and the probe's) runs in a sandbox (``tools.sandbox``: a
+private folder, the environment read-only, no course root, no secrets, no network, its
+own PID namespace and, as root, its own unprivileged user). Screening adds, before each
+test cell, a cell that prints the answers the test reads as plain data, and after it one
+that prints the calls the test made to the student's functions; after nbgrader, the
+grader runs each test again in its own process on those values (``tools.judge``) and
+withdraws the points of a test that passed in the kernel only (status ``overruled``).
+
+Then the feedback is generated (without the hidden tests, and a failing test shows its
+message, not its traceback), the gradebook is compared with what the grader wrote
+(``tools.gradebook_guard``: what anything else wrote is listed and undone), the grades
+are exported as CSV, a report (one line per submission: score, status, seconds,
+reasons) is written and a summary per assignment printed. The statuses are
+``STATUSES``; folders whose name cannot be a student id are ``skipped``, with the reason.
 """
 
 from __future__ import annotations

@@ -218,7 +218,7 @@ for __n in NAMES:
 """
 
 # The attacks, appended to the first answer cell (each guarded: the answer still runs).
-_TOUCH = """
+_TOUCH = r"""
 def __attack_course():
     import os, sqlite3
     done = []
@@ -262,7 +262,7 @@ def __attack_course():
 
 _ATTACK_CODE = {
     "daemon": _TOUCH
-    + """
+    + r"""
 import os, sys
 __code = ("import time, os\n# memcourse-attack-daemon\n" + {touch!r} +
           "\nfor _ in range(40):\n    __attack_course()\n    time.sleep(0.5)\n")
@@ -277,7 +277,7 @@ else:
     os.wait()
 """,
     "tamper": _TOUCH + "\nprint('TAMPER', __attack_course())\n",
-    "spy": """
+    "spy": r"""
 def __spy(port):
     import os, socket
     found = []
@@ -311,7 +311,7 @@ def __spy(port):
     return found
 print("SPY-REPORT", __spy({port}))
 """,
-    "patched-numpy": """
+    "patched-numpy": r"""
 import builtins, math
 import numpy as np
 np.allclose = lambda *a, **k: True
@@ -330,12 +330,12 @@ try:
 except Exception:
     pass
 """,
-    "input-transformer": """
+    "input-transformer": r"""
 def __empty_tests(lines):
     return ["pass\n"] if any("assert" in line for line in lines) else lines
 get_ipython().input_transformers_post.append(__empty_tests)
 """,
-    "swallowed-errors": """
+    "swallowed-errors": r"""
 get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)
 """,
 }
