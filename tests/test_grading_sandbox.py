@@ -7,6 +7,7 @@ of ``tools.simulate_class.ATTACKS`` beside honest submissions and submissions wi
 student ids; the tests after it read the outcome.
 """
 
+import ast
 import csv
 import hashlib
 import json
@@ -444,7 +445,13 @@ def test_nothing_outside_the_private_folder_changed(attacked_class):
     printed = "".join(
         "".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", [])
     )
-    assert "TAMPER []" in printed, printed[-2000:]
+    # what the attack managed to write is in its own private folder (a copy, thrown away)
+    line = next(line for line in printed.splitlines() if line.startswith("TAMPER "))
+    own, _, written = line[len("TAMPER "):].partition(" ")
+    own = ast.literal_eval(own)
+    for entry in ast.literal_eval(written):
+        kind, _, path = entry.partition(":")
+        assert kind == "config" and path.startswith(own + "/"), line
     assert "gradebook.db was changed" not in attacked_class["stdout"]
 
 
@@ -513,3 +520,26 @@ def test_the_gradebook_ledger_undoes_what_another_writer_did(attacked_class, tmp
     assert problems and all("manual_score None -> 1000" in p for p in problems), problems[:3]
     assert gradebook_guard.snapshot(url) == before
     assert gradebook_guard.check_and_restore(url, ledger) == []
+
+
+def test_the_check_runs_apart_with_a_time_limit():
+    ns = {}
+    exec(judge.EXPORTER, ns)
+    plain = ns["__memcourse_plain__"]
+    right = {"q1-tests": {"answer": plain(9)}}
+    calls = {"q2-tests": {"square": [{"args": [plain(4.0)], "kwargs": {}, "result": plain(16.0)}]}}
+    apart = judge.judge_apart(SOURCE, right, calls, timeout=60)
+    assert apart.verdicts == judge.judge(SOURCE, right, calls).verdicts
+    slow = _nb(
+        [
+            ({"grade_id": "q1", "solution": True, "grade": False, "locked": False}, "n = 1"),
+            (
+                {"grade_id": "q1-tests", "grade": True, "locked": True, "points": 1,
+                 "solution": False},
+                "while int(n) > 0:\n    pass",
+            ),
+        ]
+    )
+    started = time.monotonic()
+    stuck = judge.judge_apart(slow, {"q1-tests": {"n": plain(1)}}, {}, timeout=2)
+    assert "did not finish" in stuck.problem and time.monotonic() - started < 20

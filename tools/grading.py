@@ -752,7 +752,9 @@ def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> lis
         exports, calls = judge.read_exports(nb)
         source = staged.sources.get(name)
         verdicts = (
-            judge.judge(source, exports, calls) if source else judge.Judgement(problem="no source")
+            judge.judge_apart(source, exports, calls, memory_mb=settings.memory_mb)
+            if source
+            else judge.Judgement(problem="no source")
         )
         if verdicts.problem:
             reasons.append(f"{name}: not checked by the grader ({verdicts.problem})")

@@ -28,6 +28,7 @@ the student wrote (``callable_names``): those tests keep the kernel's verdict (R
 from __future__ import annotations
 
 import ast
+import time
 import builtins
 import json
 import keyword
@@ -472,3 +473,65 @@ def _run(text: str, ns: dict) -> None:
     code = compile(text, "<test>", "exec")
     ns.setdefault("print", _quiet)
     exec(code, ns)  # noqa: S102 - instructor code, on data the grader rebuilt
+
+
+def judge_apart(
+    source_nb: dict,
+    exports: dict,
+    calls: dict | None = None,
+    timeout: float = 60.0,
+    memory_mb: int = 4096,
+) -> Judgement:
+    """``judge`` in a forked child of the grader, with a time and a memory limit.
+
+    The tests are the instructor's, but they run on the student's values: a value chosen
+    to make a test slow or huge must not stall or exhaust the grader. When the child
+    does not answer in time (or dies), nothing is judged and the kernel's verdict stands
+    (``Judgement.problem`` says why).
+    """
+    import os
+    import pickle
+    import select
+    import signal
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: judge, send the result, leave at once
+        try:
+            os.close(read)
+            signal.alarm(int(timeout) + 1)
+            if memory_mb:
+                import resource
+
+                limit = memory_mb * 1024 * 1024
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            try:
+                result = judge(source_nb, exports, calls)
+            except BaseException as exc:  # noqa: BLE001 - reported to the parent
+                result = Judgement(problem=f"the check failed ({type(exc).__name__}: {exc})")
+            data = pickle.dumps(result)
+            with os.fdopen(write, "wb") as out:
+                out.write(data)
+        finally:
+            os._exit(0)
+    os.close(write)
+    chunks = []
+    deadline = time.monotonic() + timeout
+    with os.fdopen(read, "rb") as pipe:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([pipe], [], [], left)[0]:
+                break
+            chunk = os.read(pipe.fileno(), 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    os.waitpid(pid, 0)
+    try:
+        return pickle.loads(b"".join(chunks))
+    except Exception:  # noqa: BLE001 - nothing (complete) came back
+        return Judgement(problem=f"the check did not finish within {timeout:g} s or its memory")

