@@ -475,6 +475,28 @@ def _run(text: str, ns: dict) -> None:
     exec(code, ns)  # noqa: S102 - instructor code, on data the grader rebuilt
 
 
+_WARM: list = []
+
+
+def _warm() -> None:
+    """Import numpy and memkit's modules once in the grader, so that no child imports them."""
+    if _WARM:
+        return
+    import importlib
+    import pkgutil
+
+    import memkit
+    import numpy  # noqa: F401
+
+    for info in pkgutil.iter_modules(memkit.__path__):
+        if info.name != "figures":
+            try:
+                importlib.import_module(f"memkit.{info.name}")
+            except Exception:  # noqa: BLE001 - a module the tests do not need
+                pass
+    _WARM.append(True)
+
+
 def judge_apart(
     source_nb: dict,
     exports: dict,
@@ -494,6 +516,7 @@ def judge_apart(
     import select
     import signal
 
+    _warm()
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: judge, send the result, leave at once
