@@ -543,3 +543,78 @@ def test_the_check_runs_apart_with_a_time_limit():
     started = time.monotonic()
     stuck = judge.judge_apart(slow, {"q1-tests": {"n": plain(1)}}, {}, timeout=2)
     assert "did not finish" in stuck.problem and time.monotonic() - started < 20
+
+
+# --------------------------------------------------------------------------- every solution
+
+
+def _exports_of_a_run(source):
+    """Run a source notebook here as a student who answers right would (its solutions),
+    with the grader's export cells; return what they printed, as ``read_exports`` does."""
+    import contextlib
+    import io
+
+    ns = {"__name__": "__main__"}
+
+    class Shell:
+        user_ns = ns
+
+    ns["get_ipython"] = lambda: Shell
+    exec(judge.EXPORTER, ns)
+    functions = judge.callable_names(source)
+    locked = set()
+    for cell in source["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("locked") or (meta.get("grade") and not meta.get("solution")):
+            locked |= judge.names_bound(sim._text(cell))
+    values, calls = {}, {}
+
+    def printed(call, marker):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            call()
+        line = next(x for x in out.getvalue().splitlines() if x.startswith(marker))
+        return json.loads(line[len(marker):])
+
+    for cell in source["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        text = sim.answer_text(cell) if meta.get("solution") else sim._text(cell)
+        if meta.get("grade") and not meta.get("solution"):
+            gid = meta["grade_id"]
+            needed = judge.names_read(text) - locked
+            values[gid] = printed(
+                lambda: ns["__memcourse_export__"](
+                    sorted(needed - functions), sorted(needed & functions)
+                ),
+                judge.MARKER,
+            )
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(text, gid, "exec"), ns)
+            calls[gid] = printed(ns["__memcourse_calls_export__"], judge.CALLS_MARKER)
+        else:
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(text, str(meta.get("grade_id")), "exec"), ns)
+    return values, calls
+
+
+SOURCES = sorted((ROOT / "solutions").glob("session-*/*.ipynb"))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_the_grader_check_agrees_with_every_solution(path):
+    """The solutions pass every test in the grader's own check too (else honest students
+    would be overruled): what a hidden test needs crosses as plain data or a call record."""
+    source = load(path)
+    values, calls = _exports_of_a_run(source)
+    verdict = judge.judge(source, values, calls)
+    assert not verdict.problem, verdict.problem
+    tests = [
+        c["metadata"]["nbgrader"]["grade_id"]
+        for c in source["cells"]
+        if c.get("metadata", {}).get("nbgrader", {}).get("grade")
+        and not c["metadata"]["nbgrader"].get("solution")
+    ]
+    failing = {g: v.message for g, v in verdict.verdicts.items() if v.passed is not True}
+    assert set(verdict.verdicts) == set(tests) and not failing, failing
