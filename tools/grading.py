@@ -1287,6 +1287,12 @@ def grade_class(
     fails on is then graded again on its own (``grade_isolated``).
     With ``isolate`` every submission gets its own process from the start.
     """
+    if settings.sandbox != "off":
+        from tools import sandbox
+
+        problem = sandbox.unusable()
+        if problem:
+            raise SystemExit(problem)
     settings.ledger = gradebook_guard.snapshot(settings.db_url)
     pairs, skipped = submissions(settings, which, only)
     odd = [

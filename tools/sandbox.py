@@ -4,7 +4,9 @@ nbgrader (and the probe of ``tools.grading``) start every kernel through
 ``SandboxKernelManager``: the kernel runs under ``bwrap`` with
 
 * its **own private folder** (a fresh temporary folder outside the course, holding a copy
-  of the submission's files but no notebook), removed when the kernel stops;
+  of the submission's files but no notebook: the notebook being graded reaches the kernel
+  cell by cell, and the autograded ones hold the hidden tests), removed when the kernel
+  stops;
 * the course environment **read-only**: the system (``/usr``), the Python installation and
   its virtual environment, and ``memkit`` (bound at ``/opt/memcourse/memkit``). Nothing
   else of the machine is there: not the course root (solutions, gradebook, other
