@@ -133,7 +133,10 @@ def screen(text: str, source: dict, release: dict) -> Screened:
             upgraded = [f"an nbformat {old} notebook: upgraded to nbformat 4"]
         except Exception as exc:  # a broken old notebook
             return Screened(
-                None, None, [f"not a notebook (an old format nbformat cannot read: {exc}): scored 0"], True
+                None,
+                None,
+                [f"not a notebook (an old format nbformat cannot read: {exc}): scored 0"],
+                True,
             )
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         return Screened(None, None, ["not a notebook (no list of cells): scored 0"], True)
@@ -239,7 +242,9 @@ def screen(text: str, source: dict, release: dict) -> Screened:
         )
         if is_test:
             needed = judge.names_read(source_text.get(gid, _text(rc))) - locked_names
-            source = judge.export_cell_source(sorted(needed - functions), sorted(needed & functions))
+            source = judge.export_cell_source(
+                sorted(needed - functions), sorted(needed & functions)
+            )
             emit("code", source, {}, f"{judge.EXPORT_ID}-{gid}", None)
         if gid in answers:
             found = occurrences.get(gid) or [(rc["cell_type"], _text(rc))]
@@ -1239,7 +1244,8 @@ def summary(outcomes: list[Outcome], which: list[str], problems: list[str] = ())
         )
     lines.append("")
     lines.append(
-        "status: " + "; ".join(f"{s}: {STATUSES[s]}" for s in ["ok"] + SUMMARY_STATUSES + ["skipped"])
+        "status: "
+        + "; ".join(f"{s}: {STATUSES[s]}" for s in ["ok"] + SUMMARY_STATUSES + ["skipped"])
     )
     trouble = [o for o in outcomes if o.status != "ok"]
     if trouble:
