@@ -177,20 +177,30 @@ def names_read(source: str) -> set[str]:
 
 
 def names_bound(source: str) -> set[str]:
-    """The names a cell binds at top level or anywhere (assignments, defs, imports, loops)."""
+    """The names a cell binds in its namespace (assignments, loops, defs, imports at top
+    level; not the variables local to a function, a lambda or a comprehension)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return set()
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            found.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            found.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                found.add((alias.asname or alias.name).split(".")[0])
+    found: set[str] = set()
+    scoped = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+    def visit(node) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.add(child.name)
+                continue
+            if isinstance(child, scoped):
+                continue
+            if isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)):
+                found.add(child.id)
+            elif isinstance(child, (ast.Import, ast.ImportFrom)):
+                for alias in child.names:
+                    found.add((alias.asname or alias.name).split(".")[0])
+            visit(child)
+
+    visit(tree)
     return found
 
 
