@@ -618,3 +618,15 @@ def test_the_grader_check_agrees_with_every_solution(path):
     ]
     failing = {g: v.message for g, v in verdict.verdicts.items() if v.passed is not True}
     assert set(verdict.verdicts) == set(tests) and not failing, failing
+
+
+def test_a_locked_cell_binds_its_top_level_names_only():
+    text = (
+        "C = sum(np.outer(u[k], r[k]) for k in range(3))\n"
+        "for j in range(2):\n    pass\n"
+        "def f(x):\n    y = 1\n"
+        "import numpy as np\nfrom a.b import c"
+    )
+    assert judge.names_bound(text) == {"C", "j", "f", "np", "c"}
+    assert {"u", "r", "k", "x"} <= judge.names_read(text + "\nf(x)\nglobals()['answer']") | {"x"}
+    assert "answer" in judge.names_read("globals()['answer']")
