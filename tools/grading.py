@@ -491,6 +491,7 @@ class Settings:
     work: Path | None = None  # staging area (a temporary directory by default)
     sandbox: str = "bwrap"  # "bwrap": every kernel in the sandbox (tools.sandbox); "off"
     ledger: dict = field(default_factory=dict)  # the gradebook rows as the grader left them
+    boxes: Path | None = None  # where the sandboxes' private folders go (removed at the end)
 
 
 def grader_env(settings: Settings, times: Path | None = None) -> dict:
@@ -510,6 +511,8 @@ def grader_env(settings: Settings, times: Path | None = None) -> dict:
     }
     if times is not None:
         env["MEMCOURSE_SANDBOX_TIMES"] = str(times)
+    if settings.boxes is not None:
+        env["MEMCOURSE_SANDBOX_TMP"] = str(settings.boxes)
     return env
 
 
@@ -1338,6 +1341,10 @@ def grade_class(
             )
 
     with tempfile.TemporaryDirectory(prefix="memcourse-grading-") as tmp:
+        # the private folders of the sandboxes: one a kernel killed before its clean-up
+        # leaves behind goes with this folder
+        settings.boxes = Path(tmp) / "boxes"
+        settings.boxes.mkdir()
         release_tmp = Path(tmp) / "release"
         prepare_gradebook(settings, graded_assignments, release_tmp)
         releases = {
@@ -1392,6 +1399,7 @@ def grade_class(
             list(pool.map(isolated, leftovers))
         if own_work:
             settings.work = None
+        settings.boxes = None
     return outcomes, skipped
 
 

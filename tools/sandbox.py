@@ -170,17 +170,24 @@ def command(
     binds = [(d, d) for d in _python_dirs()]
     if memkit:
         binds.append((memkit, f"{INSIDE_MEMKIT}/memkit"))
-    # the folders above the binds, readable by the sandbox user whatever the umask
+    # the folders above the binds (and above the private folder), readable by the sandbox
+    # user whatever the umask; the system's mount points keep their own modes
+    system = {"/", "/tmp", "/usr", "/proc", "/dev", "/etc"}
     above = sorted(
-        {str(p) for _, dest in binds for p in Path(dest).parents if str(p) != "/"},
+        {
+            str(p)
+            for dest in [d for _, d in binds] + [str(box)]
+            for p in Path(dest).parents
+            if str(p) not in system
+        },
         key=lambda p: p.count("/"),
     )
     args += _system_binds()
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for folder in above:
         args += ["--perms", "0755", "--dir", folder]
     for src, dest in binds:
         args += ["--ro-bind", src, dest]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     args += ["--bind", str(box), str(box), "--chdir", str(box / "work")]
     if uid is None:
         # without root: an unprivileged user namespace (bwrap's default when not root)
