@@ -7,10 +7,11 @@ STAMP  := $(VENV)/.installed
 JB     := $(BIN)/jupyter-book
 # Debian packages for the PDF (TeX Live with XeTeX, latexmk, xindy, FreeFont and DejaVu:
 # Greek and symbols) and for the tests that read it (poppler-utils) and open the HTML pages
-# in a browser (chromium). `make system-deps` installs the missing ones, as root.
+# in a browser (chromium), and the sandbox `make grade` runs each submission in
+# (bubblewrap). `make system-deps` installs the missing ones, as root.
 SYSTEM_PACKAGES := texlive-xetex texlive-latex-recommended texlive-latex-extra \
 	texlive-fonts-recommended latexmk xindy fonts-freefont-otf fonts-dejavu-core \
-	poppler-utils chromium
+	poppler-utils chromium bubblewrap
 
 .PHONY: help setup system-deps mathjax book pdf test lab bench clean check assignments grade
 
@@ -90,6 +91,7 @@ assignments: $(STAMP)
 # ZIP= a class archive as nbgrader zip_collect expects), feedback, grades.csv, a report.
 # ASSIGNMENTS= which (default all), SUBMITTED= another tree, TIMEOUT= seconds per cell,
 # JOBS= parallel nbgrader processes, GRADE_ARGS= more options (python -m tools.grading -h).
+# Every kernel runs in a bubblewrap sandbox (tools/sandbox.py; README, "Grading safely").
 grade: $(STAMP)
 	$(BIN)/python -m tools.grading $(ASSIGNMENTS) \
 	  $(if $(SUBMITTED),--submitted $(SUBMITTED)) $(if $(ZIP),--zip $(ZIP)) \

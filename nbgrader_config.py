@@ -49,8 +49,9 @@ c.OverwriteCells.add_missing_cells = True
 c.LimitOutput.max_lines = 200
 c.LimitOutput.max_traceback = 60
 
-# Feedback shows each test cell without its hidden tests (a failing hidden line still shows
-# in its traceback), so that the hidden tests stay hidden from one class to the next.
+# Feedback shows each test cell without its hidden tests, so that the hidden tests stay
+# hidden from one class to the next. (`make grade` also reduces the error of a failing test
+# to its message: the traceback would show the failing hidden line; tools/grading.py.)
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbgrader.preprocessors.ClearHiddenTests",

@@ -35,6 +35,11 @@ def ids(nb):
     return [c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb["cells"]]
 
 
+def without_grader_cells(nb):
+    """The notebook without the cells the grader adds (the export cells of tools.judge)."""
+    return {**nb, "cells": [c for c in nb["cells"] if not grading.judge.grader_cell(c)]}
+
+
 def full_answers(source, release):
     return sim.student_notebook(source, release, {q.answer_id for q in sim.questions(source)})
 
@@ -45,9 +50,10 @@ def test_a_good_notebook_passes_screening_unchanged(notebook_pair):
     result = grading.screen(json.dumps(full), source, release)
     assert not result.rejected and result.reasons == []
     nbformat.validate(nbformat.from_dict(result.notebook))
-    assert ids(result.notebook) == ids(release)
+    graded = without_grader_cells(result.notebook)
+    assert ids(graded) == ids(release)
     answers = {q.answer_id for q in sim.questions(source)}
-    for cell, want in zip(result.notebook["cells"], full["cells"]):
+    for cell, want in zip(graded["cells"], full["cells"]):
         if ids({"cells": [cell]})[0] in answers:
             assert cell["source"] == want["source"]
 
@@ -111,9 +117,10 @@ def test_added_cells_stay_after_the_cell_they_followed(notebook_pair):
     nb["cells"].insert(at + 1, nbformat.v4.new_code_cell("helper = 41 + 1"))
     nb["cells"].insert(0, nbformat.v4.new_markdown_cell("my notes"))
     result = grading.screen(json.dumps(nb), source, release)
-    sources = [c["source"] for c in result.notebook["cells"]]
+    graded = without_grader_cells(result.notebook)
+    sources = [c["source"] for c in graded["cells"]]
     assert sources[0] == "my notes"
-    assert sources[ids(result.notebook).index(first_answer) + 1] == "helper = 41 + 1"
+    assert sources[ids(graded).index(first_answer) + 1] == "helper = 41 + 1"
     assert result.reasons == []
 
 
@@ -303,4 +310,11 @@ def test_submissions_are_found_and_odd_folders_left_out(tmp_path):
     settings = grading.Settings(root=ROOT, submitted=tmp_path, db_url="sqlite://")
     found, skipped = grading.submissions(settings, ["session-1", "session-2"])
     assert found == [("session-1", "alice"), ("session-2", "bob")]
-    assert skipped == ["bad name/session-1: the folder name is not a usable student id"]
+    assert skipped == [
+        ".hidden/session-1: not graded: the folder name '.hidden' is not a usable student id "
+        "(it starts with a dot (a hidden folder)); rename the folder to the student's id "
+        "(letters, digits, . _ @ + -) and grade again",
+        "bad name/session-1: not graded: the folder name 'bad name' is not a usable student id "
+        "(it holds a space); rename the folder to the student's id (letters, digits, . _ @ + -) "
+        "and grade again",
+    ]

@@ -26,11 +26,20 @@
 4. **Scores and reasons** come from the gradebook, and from the autograded notebooks
    for cells that overran or printed without end.
 
-Then the feedback is generated (without the hidden tests), the grades are exported as
-CSV, a report (one line per submission: score, status, reasons) is written and a
-summary per assignment printed. Status: ``ok``; ``repaired`` (graded after a repair,
-reasons given); ``rejected`` (a notebook scored 0: not a notebook, not handed in, or
-its set-up could not run); ``failed`` (nothing could be graded: 0).
+Every kernel (nbgrader's and the probe's) runs in a sandbox (``tools.sandbox``: a
+private folder, the environment read-only, no course root, no secrets, no network, its
+own PID namespace and, as root, its own unprivileged user). Screening adds, before each
+test cell, a cell that prints the answers the test reads as plain data, and after it one
+that prints the calls the test made to the student's functions; after nbgrader, the
+grader runs each test again in its own process on those values (``tools.judge``) and
+withdraws the points of a test that passed in the kernel only (status ``overruled``).
+
+Then the feedback is generated (without the hidden tests, and a failing test shows its
+message, not its traceback), the gradebook is compared with what the grader wrote
+(``tools.gradebook_guard``: what anything else wrote is listed and undone), the grades
+are exported as CSV, a report (one line per submission: score, status, seconds,
+reasons) is written and a summary per assignment printed. The statuses are
+``STATUSES``; folders whose name cannot be a student id are ``skipped``, with the reason.
 """
 
 from __future__ import annotations
@@ -56,6 +65,7 @@ from pathlib import Path
 import nbformat
 
 from tools import assignments as course
+from tools import gradebook_guard, judge
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")
 TRUNCATED = "... Output truncated ..."
@@ -115,6 +125,19 @@ def screen(text: str, source: dict, release: dict) -> Screened:
         return Screened(
             None, None, [f"not valid JSON ({getattr(exc, 'msg', exc)}{where}): scored 0"], True
         )
+    upgraded = []
+    if isinstance(data, dict) and "worksheets" in data and data.get("nbformat", 3) < 4:
+        old = data.get("nbformat", 3)
+        try:
+            data = json.loads(json.dumps(nbformat.convert(nbformat.from_dict(data), 4)))
+            upgraded = [f"an nbformat {old} notebook: upgraded to nbformat 4"]
+        except Exception as exc:  # a broken old notebook
+            return Screened(
+                None,
+                None,
+                [f"not a notebook (an old format nbformat cannot read: {exc}): scored 0"],
+                True,
+            )
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         return Screened(None, None, ["not a notebook (no list of cells): scored 0"], True)
 
@@ -125,7 +148,7 @@ def screen(text: str, source: dict, release: dict) -> Screened:
         _meta(c).get("grade_id"): _text(c) for c in source["cells"] if _meta(c).get("grade_id")
     }
     answers = {g for g, c in known.items() if _meta(c).get("solution")}
-    reasons: list[str] = []
+    reasons: list[str] = list(upgraded)
     occurrences: dict[str, list[tuple[str, str]]] = collections.defaultdict(list)
     extras: dict[str | None, list[tuple[str, str]]] = collections.defaultdict(list)
     seen_order: list[str] = []
@@ -201,11 +224,28 @@ def screen(text: str, source: dict, release: dict) -> Screened:
         for ctype, text_ in extras.get(key, []):
             emit(ctype, text_, {}, f"student-{next(counter)}", None)
 
+    # the grader's exporter first, then each graded test cell preceded by its export cell
+    # (tools.judge: the answers the test reads, printed as plain data)
+    locked_names = set()
+    for c in source["cells"]:
+        if _meta(c).get("locked") or (_meta(c).get("grade") and not _meta(c).get("solution")):
+            locked_names |= judge.names_bound(_text(c))
+    functions = judge.callable_names(source)
+    emit("code", judge.EXPORTER, {}, f"{judge.EXPORT_ID}-def", None)
     emit_extras(None)
     for gid in order:
         rc = known[gid]
         metadata = json.loads(json.dumps(rc.get("metadata", {})))
         cell_id = rc.get("id") or gid
+        is_test = (
+            _meta(rc).get("grade") and not _meta(rc).get("solution") and rc["cell_type"] == "code"
+        )
+        if is_test:
+            needed = judge.names_read(source_text.get(gid, _text(rc))) - locked_names
+            source = judge.export_cell_source(
+                sorted(needed - functions), sorted(needed & functions)
+            )
+            emit("code", source, {}, f"{judge.EXPORT_ID}-{gid}", None)
         if gid in answers:
             found = occurrences.get(gid) or [(rc["cell_type"], _text(rc))]
             for ctype, text_ in found[:-1]:
@@ -215,6 +255,8 @@ def screen(text: str, source: dict, release: dict) -> Screened:
             emit(
                 rc["cell_type"], _text(rc), metadata, cell_id, gid, source_text.get(gid, _text(rc))
             )
+        if is_test:
+            emit("code", judge.CALLS_SOURCE, {}, f"{judge.CALLS_ID}-{gid}", None)
         emit_extras(gid)
 
     def notebook(cells):
@@ -331,6 +373,10 @@ def _probe_main(path: Path, cell_timeout: int) -> int:
         on_cell_execute=started,
         shutdown_kernel="immediate",
     )
+    if os.environ.get("MEMCOURSE_SANDBOX", "bwrap") != "off":
+        from tools.sandbox import SandboxKernelManager
+
+        client.kernel_manager_class = SandboxKernelManager
     try:
         client.execute()
         result = {"status": "ok"}
@@ -344,7 +390,9 @@ def _probe_main(path: Path, cell_timeout: int) -> int:
     return 0
 
 
-def probe(notebook: dict, folder: Path, cell_timeout: int, memory_mb: int = 0) -> dict:
+def probe(
+    notebook: dict, folder: Path, cell_timeout: int, memory_mb: int = 0, env: dict | None = None
+) -> dict:
     """Where does ``notebook`` stop its kernel or overrun? ``{"status", "index"}``."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "probe.ipynb"
@@ -368,6 +416,7 @@ def probe(notebook: dict, folder: Path, cell_timeout: int, memory_mb: int = 0) -
         wall,
         log,
         memory_mb,
+        env,
     )
     for line in log.read_text(errors="replace").splitlines():
         if line.startswith("PROBE "):
@@ -384,7 +433,9 @@ def neutralise(screened: Screened, index: int, why: str) -> str | None:
     cells = screened.notebook["cells"]
     target = min(index, len(cells) - 1)
     while target >= 0 and not (
-        cells[target]["cell_type"] == "code" and not _meta(cells[target]).get("locked")
+        cells[target]["cell_type"] == "code"
+        and not _meta(cells[target]).get("locked")
+        and not judge.grader_cell(cells[target])
     ):
         target -= 1
     if target < 0:
@@ -425,6 +476,8 @@ class Staged:
     handed_in: bool
     suspects: list[str] = field(default_factory=list)  # notebooks a batch run failed on
     batch_error: str = ""  # nbgrader's error when a batch failed on it
+    sources: dict = field(default_factory=dict)  # the source notebook of each name
+    screen_seconds: float = 0.0
 
 
 @dataclass
@@ -436,6 +489,31 @@ class Settings:
     wall: float | None = None  # per submission; None: from the number of cells
     memory_mb: int = 4096
     work: Path | None = None  # staging area (a temporary directory by default)
+    sandbox: str = "bwrap"  # "bwrap": every kernel in the sandbox (tools.sandbox); "off"
+    ledger: dict = field(default_factory=dict)  # the gradebook rows as the grader left them
+    boxes: Path | None = None  # where the sandboxes' private folders go (removed at the end)
+
+
+def grader_env(settings: Settings, times: Path | None = None) -> dict:
+    """The environment of the nbgrader processes: how their kernels are sandboxed.
+
+    (The kernels themselves get none of it: the sandbox starts them with a clean one.)
+    """
+    import memkit
+
+    tools_root = str(Path(__file__).resolve().parents[1])
+    env = {
+        "MEMCOURSE_SANDBOX": settings.sandbox,
+        "MEMCOURSE_SANDBOX_MEMKIT": str(Path(memkit.__file__).resolve().parent),
+        "PYTHONPATH": os.pathsep.join(
+            [tools_root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        ),
+    }
+    if times is not None:
+        env["MEMCOURSE_SANDBOX_TIMES"] = str(times)
+    if settings.boxes is not None:
+        env["MEMCOURSE_SANDBOX_TMP"] = str(settings.boxes)
+    return env
 
 
 def default_db_url(root: Path) -> str:
@@ -544,6 +622,7 @@ def stage(
     settings: Settings, assignment: str, student: str, sources: dict, releases: dict
 ) -> Staged:
     """Screen the notebooks of one submission (``screen``); note what is missing or extra."""
+    started = time.monotonic()
     folder = settings.submitted / student / assignment
     reasons: list[str] = []
     screened: dict[str, Screened] = {}
@@ -559,7 +638,11 @@ def stage(
             screened[name] = result
     for extra in sorted(present - set(sources)):
         reasons.append(f"{extra}: not a notebook of {assignment}: ignored")
-    return Staged(assignment, student, folder, screened, reasons, bool(screened))
+    staged = Staged(
+        assignment, student, folder, screened, reasons, bool(screened), sources=sources
+    )
+    staged.screen_seconds = time.monotonic() - started
+    return staged
 
 
 def _write_stage(staged: Staged, into: Path) -> None:
@@ -577,6 +660,8 @@ def _write_stage(staged: Staged, into: Path) -> None:
 def _autograde_cmd(
     settings: Settings, assignment: str, submitted: Path, student: str = "*"
 ) -> list[str]:
+    from tools import sandbox
+
     return course.nbgrader_command() + [
         "autograde",
         assignment,
@@ -585,6 +670,9 @@ def _autograde_cmd(
         f"--CourseDirectory.submitted_directory={submitted}",
         f"--CourseDirectory.db_url={settings.db_url}",
         f"--Execute.timeout={settings.cell_timeout}",
+        f"--SandboxExecute.timeout={settings.cell_timeout}",
+        f"--Autograde.autograde_preprocessors={sandbox.autograde_preprocessors()}",
+        "--Application.log_format=[%(created).3f %(name)s | %(levelname)s] %(message)s",
     ]
 
 
@@ -604,22 +692,116 @@ def finish(
     """The outcome of a submission once nbgrader is done with it (or gave up)."""
     outcome = Outcome(staged.student, staged.assignment, reasons=staged.reasons + extra)
     autograded = settings.root / "autograded" / staged.student / staged.assignment
+    overruled: list[str] = []
     if graded:
         outcome.reasons += _scan_autograded(autograded, settings.cell_timeout)
+        overruled = apply_judgement(settings, staged, autograded)
+        outcome.reasons += overruled
     else:
         shutil.rmtree(autograded, ignore_errors=True)
         _record_zero(settings, staged.assignment, staged.student)
     found = _scores(settings, staged.assignment, staged.student)
     if found:
         outcome.score, outcome.max_score, outcome.needs_manual = found
-    if not graded:
-        outcome.status = "failed" if staged.handed_in else "rejected"
-    elif any("scored 0" in r for r in outcome.reasons):
-        outcome.status = "rejected"
-    elif outcome.reasons:
-        outcome.status = "repaired"
-    outcome.seconds = seconds
+    outcome.status = status_of(graded, staged.handed_in, outcome.reasons, bool(overruled))
+    outcome.seconds = seconds + staged.screen_seconds
     return outcome
+
+
+# The status of a graded submission, most serious first.
+STATUSES = {
+    "failed": "nothing could be graded: scored 0",
+    "rejected": "a notebook could not be read (not a notebook, not valid JSON): it scored 0",
+    "missing": "no notebook of the assignment was handed in: scored 0",
+    "incomplete": "a notebook of the assignment was not handed in: it scored 0, the others count",
+    "overruled": "a test passed in the student's kernel but not when the grader checked the "
+    "answers: its points were withdrawn",
+    "repaired": "graded after a repair (reasons given)",
+    "ok": "graded as handed in",
+    "skipped": "not graded (reason given): the instructor must act",
+}
+
+
+def status_of(graded: bool, handed_in: bool, reasons: list[str], overruled: bool) -> str:
+    unreadable = any(("not valid JSON" in r or "not a notebook" in r) for r in reasons)
+    missing = any("not handed in: scored 0" in r for r in reasons)
+    if not graded:
+        if unreadable:
+            return "rejected"
+        return "missing" if not handed_in and missing else "failed"
+    if unreadable:
+        return "rejected"
+    if missing:
+        return "incomplete"
+    if overruled:
+        return "overruled"
+    if any("scored 0" in r for r in reasons):
+        return "failed" if not handed_in else "repaired"
+    return "repaired" if reasons else "ok"
+
+
+def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> list[str]:
+    """The grader's own check of each test cell (``tools.judge``); withdraw what it fails.
+
+    A test cell nbgrader gave points to but the grader's re-run fails scores 0 (in the
+    gradebook), and its cell in the autograded notebook gets the grader's error, so the
+    feedback says why. The export cells are removed from the autograded notebooks.
+    Returns the reasons (one per withdrawn test).
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+
+    reasons: list[str] = []
+    withdrawn: list[tuple[str, str]] = []
+    for name in sorted(staged.screened):
+        path = autograded / name
+        if not path.exists():
+            continue
+        nb = _read_nb(path)
+        exports, calls = judge.read_exports(nb)
+        source = staged.sources.get(name)
+        verdicts = (
+            judge.judge_apart(source, exports, calls, memory_mb=settings.memory_mb)
+            if source
+            else judge.Judgement(problem="no source")
+        )
+        if verdicts.problem:
+            reasons.append(f"{name}: not checked by the grader ({verdicts.problem})")
+        for cell in nb.get("cells", []):
+            gid = _meta(cell).get("grade_id")
+            verdict = verdicts.verdicts.get(gid)
+            if not verdict or verdict.passed is not False:
+                continue
+            outputs = cell.setdefault("outputs", [])
+            if any(o.get("output_type") == "error" for o in outputs):
+                continue  # failed in the kernel too: nbgrader gave it nothing
+            ename, _, evalue = verdict.message.partition(": ")
+            outputs.append(
+                {
+                    "output_type": "error",
+                    "ename": ename,
+                    "evalue": evalue,
+                    "traceback": [f"{verdict.message} (checked by the grader)"],
+                }
+            )
+            withdrawn.append((name, gid))
+            reasons.append(
+                f"{name}: {gid} passed in the student's kernel but not when the grader "
+                "checked the answers: its points were withdrawn"
+            )
+        nb["cells"] = [c for c in nb.get("cells", []) if not judge.grader_cell(c)]
+        path.write_text(json.dumps(nb, indent=1))
+    if withdrawn:
+        with Gradebook(settings.db_url) as gb:
+            for name, gid in withdrawn:
+                try:
+                    grade = gb.find_grade(
+                        gid, name[: -len(".ipynb")], staged.assignment, staged.student
+                    )
+                except MissingEntry:
+                    continue
+                grade.auto_score = 0
+            gb.db.commit()
+    return reasons
 
 
 def grade_isolated(settings: Settings, staged: Staged) -> Outcome:
@@ -655,6 +837,7 @@ def grade_isolated(settings: Settings, staged: Staged) -> Outcome:
                     _wall(settings, staged),
                     log,
                     settings.memory_mb,
+                    grader_env(settings),
                 )
                 if rc is None or "database is locked" not in log.read_text(errors="replace"):
                     break
@@ -672,6 +855,7 @@ def grade_isolated(settings: Settings, staged: Staged) -> Outcome:
                 where / "probe" / name.replace(".ipynb", ""),
                 settings.cell_timeout,
                 settings.memory_mb,
+                grader_env(settings),
             )
             if found["status"] == "ok":
                 continue
@@ -713,6 +897,33 @@ def grade_isolated(settings: Settings, staged: Staged) -> Outcome:
     return outcome
 
 
+_STAMP = re.compile(r"^\[(\d+\.\d+) ")
+
+
+def _spans(text: str, path_of: re.Pattern) -> dict:
+    """Seconds nbgrader spent on each submission of a batch, from its log's time stamps.
+
+    A submission starts at the first line naming its folder and ends where the next one
+    starts (the last one at the last line).
+    """
+    first: dict = {}
+    order: list = []
+    last = None
+    for line in text.splitlines():
+        m = _STAMP.match(line)
+        if m:
+            last = float(m.group(1))
+        for key in path_of.findall(line):
+            if key not in first and last is not None:
+                first[key] = last
+                order.append(key)
+    spans = {}
+    for i, key in enumerate(order):
+        end = first[order[i + 1]] if i + 1 < len(order) else last
+        spans[key] = max(0.0, (end or first[key]) - first[key])
+    return spans
+
+
 def grade_batch(settings: Settings, batch: list[Staged], name: str, report) -> list[Staged]:
     """Grade several submissions in one nbgrader process; return those it failed on.
 
@@ -740,7 +951,8 @@ def grade_batch(settings: Settings, batch: list[Staged], name: str, report) -> l
     def done(key) -> None:
         reported.add(key)
         now = time.monotonic()
-        report(finish(settings, by_key[key], True, [], now - last[0]))
+        spans = _spans(log.read_text(errors="replace"), path_of)
+        report(finish(settings, by_key[key], True, [], spans.get(key, now - last[0])))
         last[0] = now
 
     with open(log, "w") as out:
@@ -752,7 +964,7 @@ def grade_batch(settings: Settings, batch: list[Staged], name: str, report) -> l
             stdin=subprocess.DEVNULL,
             start_new_session=True,
             preexec_fn=_limits(settings.memory_mb),
-            env=course.tool_env(),
+            env=course.tool_env(grader_env(settings)),
         )
         while True:
             try:
@@ -846,7 +1058,7 @@ def submissions(settings: Settings, which: list[str], only: list[str] | None = N
     if not settings.submitted.is_dir():
         return found, skipped
     for folder in sorted(settings.submitted.iterdir()):
-        if not folder.is_dir() or folder.name.startswith("."):
+        if not folder.is_dir() or folder.name in IGNORED_FOLDERS:
             continue
         if only and folder.name not in only:
             continue
@@ -856,9 +1068,31 @@ def submissions(settings: Settings, which: list[str], only: list[str] | None = N
                     found.append((assignment, folder.name))
                 else:
                     skipped.append(
-                        f"{folder.name}/{assignment}: the folder name is not a usable student id"
+                        f"{folder.name}/{assignment}: not graded: {odd_id_reason(folder.name)}"
                     )
     return found, skipped
+
+
+IGNORED_FOLDERS = {".ipynb_checkpoints", "__MACOSX", ".DS_Store"}
+
+
+def odd_id_reason(name: str) -> str:
+    """Why a folder name cannot be a student id for nbgrader (said in the report)."""
+    if name.startswith("."):
+        why = "it starts with a dot (a hidden folder)"
+    elif name.startswith("-"):
+        why = "it starts with a dash (read as an option)"
+    elif any(c.isspace() for c in name):
+        why = "it holds a space"
+    elif not name.isascii():
+        why = "it holds a character outside ASCII"
+    else:
+        bad = sorted({c for c in name if not (c.isalnum() or c in "._@+-")})
+        why = f"it holds {' '.join(repr(c) for c in bad) or 'a character nbgrader refuses'}"
+    return (
+        f"the folder name {name!r} is not a usable student id ({why}); rename the folder "
+        "to the student's id (letters, digits, . _ @ + -) and grade again"
+    )
 
 
 def feedback(settings: Settings, outcomes: list[Outcome], jobs: int = 2) -> list[str]:
@@ -886,9 +1120,8 @@ def feedback(settings: Settings, outcomes: list[Outcome], jobs: int = 2) -> list
         shutil.rmtree(share, ignore_errors=True)
         for who, assignment in pairs:
             if who in group:
-                (share / who).mkdir(parents=True, exist_ok=True)
-                (share / who / assignment).symlink_to(
-                    settings.root / "autograded" / who / assignment, target_is_directory=True
+                feedback_copy(
+                    settings.root / "autograded" / who / assignment, share / who / assignment
                 )
         result = course.run_nbgrader(
             [
@@ -913,6 +1146,32 @@ def feedback(settings: Settings, outcomes: list[Outcome], jobs: int = 2) -> list
             if not run([student], f"one-{student}", student):
                 problems.append(f"{student}: feedback could not be generated")
     return problems
+
+
+def feedback_copy(autograded: Path, into: Path) -> None:
+    """A copy of an autograded folder for the feedback: a failing test shows its message only.
+
+    The error of a test cell keeps its name and message ("AssertionError: q5: not the
+    right choice"), not its traceback, whose lines would show the hidden test that failed
+    (its expected value included).
+    """
+    into.mkdir(parents=True, exist_ok=True)
+    for item in autograded.iterdir():
+        if not item.is_file():
+            continue
+        if item.suffix != ".ipynb":
+            shutil.copy(item, into / item.name)
+            continue
+        nb = _read_nb(item)
+        for cell in nb.get("cells", []):
+            meta = _meta(cell)
+            if not (meta.get("grade") and not meta.get("solution")):
+                continue
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "error":
+                    message = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
+                    output["traceback"] = [message.rstrip(": ")]
+        (into / item.name).write_text(json.dumps(nb, indent=1))
 
 
 def export_csv(settings: Settings, path: Path) -> None:
@@ -945,8 +1204,8 @@ def write_report(outcomes: list[Outcome], path: Path) -> None:
                 [
                     o.assignment,
                     o.student,
-                    f"{o.score:g}",
-                    f"{o.max_score:g}",
+                    "" if o.status == "skipped" else f"{o.score:g}",
+                    "" if o.status == "skipped" else f"{o.max_score:g}",
                     o.status,
                     "yes" if o.needs_manual else "no",
                     f"{o.seconds:.1f}",
@@ -956,30 +1215,48 @@ def write_report(outcomes: list[Outcome], path: Path) -> None:
             )
 
 
-def summary(outcomes: list[Outcome], which: list[str]) -> str:
-    """The table printed at the end: per assignment, and the submissions with a problem."""
+SUMMARY_STATUSES = ["repaired", "overruled", "incomplete", "missing", "rejected", "failed"]
+
+
+def summary(outcomes: list[Outcome], which: list[str], problems: list[str] = ()) -> str:
+    """The table printed at the end: per assignment, and the submissions with a problem.
+
+    ``graded`` counts the submissions graded (the mean, min and max are theirs);
+    ``skipped`` those that could not be (listed below with the reason).
+    """
     lines = [
         f"{'assignment':<12} {'graded':>6} {'mean':>7} {'min':>6} {'max':>6} {'of':>5} "
-        f"{'repaired':>8} {'rejected':>8} {'failed':>6} {'manual':>6}"
+        + " ".join(f"{s:>{max(6, len(s))}}" for s in SUMMARY_STATUSES + ["skipped", "manual"])
     ]
-    for assignment in which:
-        mine = [o for o in outcomes if o.assignment == assignment]
+    for assignment in sorted({o.assignment for o in outcomes} | set(which), key=_session_key):
+        mine = [o for o in outcomes if o.assignment == assignment and o.status != "skipped"]
+        count = collections.Counter(o.status for o in outcomes if o.assignment == assignment)
+        tail = " ".join(
+            f"{count[s]:>{max(6, len(s))}}" for s in SUMMARY_STATUSES + ["skipped"]
+        )
         if not mine:
-            lines.append(f"{assignment:<12} {0:>6}")
+            lines.append(
+                f"{assignment:<12} {0:>6} {'-':>7} {'-':>6} {'-':>6} {'-':>5} {tail} {0:>6}"
+            )
             continue
         scores = [o.score for o in mine]
-        count = collections.Counter(o.status for o in mine)
         lines.append(
             f"{assignment:<12} {len(mine):>6} {statistics.mean(scores):>7.2f} {min(scores):>6g} "
-            f"{max(scores):>6g} {max(o.max_score for o in mine):>5g} {count['repaired']:>8} "
-            f"{count['rejected']:>8} {count['failed']:>6} {sum(o.needs_manual for o in mine):>6}"
+            f"{max(scores):>6g} {max(o.max_score for o in mine):>5g} {tail} "
+            f"{sum(o.needs_manual for o in mine):>6}"
         )
+    lines.append("")
+    lines.append(
+        "status: "
+        + "; ".join(f"{s}: {STATUSES[s]}" for s in ["ok"] + SUMMARY_STATUSES + ["skipped"])
+    )
     trouble = [o for o in outcomes if o.status != "ok"]
     if trouble:
         lines.append("")
         lines.append("Submissions with a problem (status: reasons):")
         for o in sorted(trouble, key=lambda o: (o.assignment, o.student)):
-            lines.append(f"  {o.assignment} {o.student} {o.score:g}/{o.max_score:g} {o.status}:")
+            score = "-" if o.status == "skipped" else f"{o.score:g}/{o.max_score:g}"
+            lines.append(f"  {o.assignment} {o.student} {score} {o.status}:")
             lines += [f"      {r}" for r in o.reasons]
     noted = [o for o in outcomes if o.note]
     if noted:
@@ -987,7 +1264,17 @@ def summary(outcomes: list[Outcome], which: list[str]) -> str:
         lines.append("Grader notes (not the submission's fault; graded as normal):")
         for o in sorted(noted, key=lambda o: (o.assignment, o.student)):
             lines.append(f"  {o.assignment} {o.student}: {o.note}")
+    if problems:
+        lines.append("")
+        lines.append("The gradebook was changed by something other than the grader during the run")
+        lines.append("(the changes were undone before the export):")
+        lines += [f"  {p}" for p in problems]
     return "\n".join(lines)
+
+
+def _session_key(name: str):
+    m = course.ASSIGNMENT.match(name)
+    return (0, int(m.group(1)), name) if m else (1, 0, name)
 
 
 def _say(line: str) -> None:
@@ -1009,29 +1296,55 @@ def grade_class(
     fails on is then graded again on its own (``grade_isolated``).
     With ``isolate`` every submission gets its own process from the start.
     """
+    if settings.sandbox != "off":
+        from tools import sandbox
+
+        problem = sandbox.unusable()
+        if problem:
+            raise SystemExit(problem)
+    settings.ledger = gradebook_guard.snapshot(settings.db_url)
     pairs, skipped = submissions(settings, which, only)
+    odd = [
+        Outcome(
+            line.split("/", 1)[0],
+            line.split("/", 1)[1].split(":", 1)[0],
+            status="skipped",
+            reasons=[line.split(": not graded: ", 1)[1]],
+        )
+        for line in skipped
+    ]
     if not pairs:
-        return [], skipped
+        return odd, skipped
     graded_assignments = sorted({a for a, _ in pairs}, key=which.index)
     sources = {
         a: {p.name: _read_nb(p) for p in course.notebooks(settings.root, a)}
         for a in graded_assignments
     }
-    outcomes: list[Outcome] = []
+    outcomes: list[Outcome] = list(odd)
     lock = threading.Lock()
     width = len(str(len(pairs)))
 
     def report(outcome: Outcome) -> None:
         with lock:
+            try:  # the rows the grader just wrote: the reference for the final check
+                settings.ledger.update(
+                    gradebook_guard.snapshot(settings.db_url, outcome.assignment, outcome.student)
+                )
+            except Exception as exc:  # noqa: BLE001 - keep grading; the check will tell
+                outcome.note = f"its gradebook rows could not be read back ({exc})"
             outcomes.append(outcome)
             mark = "" if outcome.status == "ok" else f"  {outcome.status}"
             progress(
-                f"[{len(outcomes):>{width}}/{len(pairs)}] "
+                f"[{len(outcomes) - len(odd):>{width}}/{len(pairs)}] "
                 f"{outcome.assignment} {outcome.student:<16} "
                 f"{outcome.score:g}/{outcome.max_score:g}{mark} ({outcome.seconds:.1f} s)"
             )
 
     with tempfile.TemporaryDirectory(prefix="memcourse-grading-") as tmp:
+        # the private folders of the sandboxes: one a kernel killed before its clean-up
+        # leaves behind goes with this folder
+        settings.boxes = Path(tmp) / "boxes"
+        settings.boxes.mkdir()
         release_tmp = Path(tmp) / "release"
         prepare_gradebook(settings, graded_assignments, release_tmp)
         releases = {
@@ -1086,6 +1399,7 @@ def grade_class(
             list(pool.map(isolated, leftovers))
         if own_work:
             settings.work = None
+        settings.boxes = None
     return outcomes, skipped
 
 
@@ -1132,6 +1446,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-feedback", action="store_true")
     parser.add_argument(
+        "--sandbox",
+        choices=["bwrap", "off"],
+        default=os.environ.get("MEMCOURSE_SANDBOX", "bwrap"),
+        help="run every kernel in the bubblewrap sandbox (default), or 'off' (unsafe: "
+        "the submissions run as you, with your files, environment and network)",
+    )
+    parser.add_argument(
         "--work", type=Path, help="keep the screened notebooks and nbgrader's logs in this folder"
     )
     parser.add_argument("--probe", type=Path, help=argparse.SUPPRESS)
@@ -1153,7 +1474,14 @@ def main(argv: list[str] | None = None) -> int:
         cell_timeout=args.cell_timeout,
         wall=args.timeout,
         memory_mb=args.memory_limit,
+        sandbox=args.sandbox,
     )
+    if settings.sandbox == "bwrap":
+        from tools import sandbox
+
+        problem = sandbox.unusable()
+        if problem:
+            parser.error(problem)
     if args.zip:
         collect_zips(settings, [z.resolve() for z in args.zip], which)
     with tempfile.TemporaryDirectory(prefix="memcourse-grading-") as work:
@@ -1170,12 +1498,14 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_feedback:
             for problem in feedback(settings, outcomes, args.jobs):
                 print(problem)
+    # nothing but the grader wrote to the gradebook: else undo it before the export
+    tampered = gradebook_guard.check_and_restore(settings.db_url, settings.ledger)
     csv_path = (args.csv or root / "grades.csv").resolve()
     export_csv(settings, csv_path)
     report = (args.report or root / "autograded" / "grading-report.csv").resolve()
     write_report(outcomes, report)
     print()
-    print(summary(outcomes, graded_assignments))
+    print(summary(outcomes, graded_assignments, tampered))
     print()
     print(f"grades: {csv_path}")
     print(f"report: {report}")

@@ -1,0 +1,632 @@
+"""Issue 16: grading that a submission cannot fool, spy on or tamper with.
+
+The fast tests check the parts (the sandbox on a plain command, the grader's own check of
+the answers, the gradebook ledger, the feedback, the statuses). ``attacked_class`` grades,
+through ``python -m tools.grading`` as ``make grade`` does, a class holding each attack
+of ``tools.simulate_class.ATTACKS`` beside honest submissions and submissions with odd
+student ids; the tests after it read the outcome.
+"""
+
+import ast
+import csv
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import nbformat
+import pytest
+
+from tools import assignments as course
+from tools import grading, gradebook_guard, judge, sandbox
+from tools import simulate_class as sim
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+FIRST = course.assignments(ROOT)[0]
+NAME = "exit-test.ipynb"
+SECRET = "s3cret-token-of-the-instructor"
+DAEMON = "memcourse-attack-daemon"
+ODD_IDS = ["ann lee", "zoë", "o'brien", "-dash", ".dot"]
+
+
+def load(path):
+    return json.loads(pathlib.Path(path).read_text())
+
+
+def test_bubblewrap_is_installed_and_usable():
+    assert sandbox.unusable() is None, sandbox.unusable()
+
+
+# --------------------------------------------------------------------------- the sandbox alone
+
+
+def run_in_sandbox(tmp_path, code, timeout=60):
+    """Run ``code`` with the course's Python inside the sandbox; (exit code, stdout)."""
+    source = tmp_path / "source"
+    source.mkdir(exist_ok=True)
+    (source / "data.txt").write_text("the student's file")
+    (source / "secret.ipynb").write_text("{}")
+    uid = sandbox.BASE_UID + 7 if sandbox.privileged() else None
+    box = sandbox.make_box(source, uid, str(tmp_path))
+    import memkit
+
+    cmd = sandbox.command(
+        box, [sys.executable, "-c", code], str(pathlib.Path(memkit.__file__).parent), uid
+    )
+    env = {**os.environ, "MEMCOURSE_DB_URL": "postgresql://grader:" + SECRET + "@db/x"}
+    try:
+        result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    finally:
+        shutil.rmtree(box, ignore_errors=True)
+    return result.returncode, result.stdout + result.stderr
+
+
+def test_the_sandbox_sees_its_folder_the_environment_and_nothing_else(tmp_path):
+    code = f"""
+import os, sys, json
+import numpy, memkit
+print(json.dumps({{
+    "uid": os.getuid(),
+    "cwd_files": sorted(os.listdir(".")),
+    "memkit": memkit.__file__,
+    "env": sorted(os.environ),
+    "secret": any({SECRET!r} in v for v in os.environ.values()),
+    "course": [p for p in ("solutions", "nbgrader_config.py", "memkit", "tools", "exercises")
+               if os.path.exists(os.path.join({str(ROOT)!r}, p))],
+    "root_home": os.path.exists("/root/.bashrc") or os.path.exists("/home"),
+    "tmp_of_host": os.path.exists({str(tmp_path)!r} + "/source"),
+}}))
+"""
+    rc, out = run_in_sandbox(tmp_path, code)
+    assert rc == 0, out
+    seen = json.loads(out.strip().splitlines()[-1])
+    if sandbox.privileged():
+        assert seen["uid"] >= sandbox.BASE_UID
+    assert seen["cwd_files"] == ["data.txt"]  # a copy of the files, no notebook
+    assert seen["memkit"].startswith(sandbox.INSIDE_MEMKIT)
+    assert not seen["secret"] and "MEMCOURSE_DB_URL" not in seen["env"]
+    assert not seen["course"] and not seen["root_home"] and not seen["tmp_of_host"]
+
+
+def test_the_sandbox_cannot_write_the_environment_or_reach_the_network(tmp_path):
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    code = f"""
+import memkit, socket, sys, os
+results = []
+for path in (memkit.__file__, sys.executable, "/usr/bin/env"):
+    try:
+        open(path, "a").close()
+        results.append("wrote " + path)
+    except OSError:
+        pass
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=2)
+    results.append("connected")
+except OSError:
+    pass
+print("RESULTS", results)
+"""
+    rc, out = run_in_sandbox(tmp_path, code)
+    listener.close()
+    assert rc == 0 and "RESULTS []" in out, out
+
+
+def alive_with(token):
+    """Processes whose command line holds ``token``."""
+    found = []
+    for proc in pathlib.Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if token in cmdline and str(os.getpid()) != proc.name:
+                stat = (proc / "stat").read_text()
+                if stat.rsplit(")", 1)[1].split()[0] != "Z":
+                    found.append(int(proc.name))
+    return found
+
+
+def test_a_double_forked_daemon_dies_with_the_sandbox(tmp_path):
+    token = "memcourse-test-daemon-" + str(os.getpid())
+    code = f"""
+import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(60) # {token}"])
+    os._exit(0)
+os.wait()
+time.sleep(1)
+print("main exits")
+"""
+    rc, out = run_in_sandbox(tmp_path, code)
+    assert rc == 0 and "main exits" in out, out
+    time.sleep(0.5)
+    assert alive_with(token) == []
+
+
+# --------------------------------------------------------------------------- the grader's check
+
+
+def test_plain_values_cross_and_nothing_else():
+    import numpy as np
+
+    ns = {}
+    exec(judge.EXPORTER, ns)
+    plain = ns["__memcourse_plain__"]
+    for value in [1, 2.5, float("nan"), "b", None, True, [1, (2, 3.0)], {"a": 1}, {1, 2}, 1 + 2j]:
+        back = judge.rebuild(json.loads(json.dumps(plain(value))))
+        assert type(back) is type(value) and (back == value or value != value)
+    array = np.arange(6.0).reshape(2, 3)
+    back = judge.rebuild(json.loads(json.dumps(plain(array))))
+    assert back.dtype == float and np.array_equal(back, array)
+    assert type(judge.rebuild(plain(np.int64(3)))) is np.int64
+
+    class Liar(str):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = str.__hash__
+
+    back = judge.rebuild(plain(Liar("zz")))
+    assert type(back) is not str and back != "b"  # the lie did not cross
+    assert plain(len)["t"] == "callable"
+    with pytest.raises(TypeError):
+        float(judge.rebuild({"t": "something", "v": 1}))
+
+
+def _nb(cells):
+    out = []
+    for meta, text in cells:
+        cell = nbformat.v4.new_code_cell(text)
+        cell["metadata"]["nbgrader"] = meta
+        out.append(cell)
+    return {"cells": out}
+
+
+SOURCE = _nb(
+    [
+        ({"grade_id": "setup", "locked": True, "grade": False, "solution": False}, "k = 3"),
+        ({"grade_id": "q1", "solution": True, "grade": False, "locked": False}, "answer = 9"),
+        (
+            {"grade_id": "q1-tests", "grade": True, "locked": True, "points": 1, "solution": False},
+            'assert float(answer) == k * 3, "q1: not the square"',
+        ),
+        (
+            {"grade_id": "q2", "solution": True, "grade": False, "locked": False},
+            "def square(x):\n    return x * x",
+        ),
+        (
+            {"grade_id": "q2-tests", "grade": True, "locked": True, "points": 1, "solution": False},
+            'assert abs(float(square(4.0)) - 16.0) < 1e-9, "q2: wrong"',
+        ),
+    ]
+)
+
+
+def test_the_grader_judges_exported_answers_with_its_own_code():
+    ns = {}
+    exec(judge.EXPORTER, ns)
+    plain = ns["__memcourse_plain__"]
+    right = {"q1-tests": {"answer": plain(9)}}
+    calls = {"q2-tests": {"square": [{"args": [plain(4.0)], "kwargs": {}, "result": plain(16.0)}]}}
+    verdict = judge.judge(SOURCE, right, calls)
+    assert not verdict.problem
+    assert verdict.verdicts["q1-tests"].passed and verdict.verdicts["q2-tests"].passed
+    wrong = judge.judge(
+        SOURCE,
+        {"q1-tests": {"answer": plain(10)}},
+        {"q2-tests": {"square": [{"args": [plain(4.0)], "kwargs": {}, "result": plain(15.0)}]}},
+    )
+    assert wrong.verdicts["q1-tests"].passed is False
+    assert wrong.verdicts["q1-tests"].message == "AssertionError: q1: not the square"
+    assert wrong.verdicts["q2-tests"].passed is False
+    # a call record with other arguments than the test's, or none at all, fails
+    other = {"q2-tests": {"square": [{"args": [plain(5.0)], "kwargs": {}, "result": plain(16.0)}]}}
+    assert judge.judge(SOURCE, right, other).verdicts["q2-tests"].passed is False
+    assert judge.judge(SOURCE, {}, {}).verdicts["q1-tests"].passed is False
+
+
+def test_screening_adds_the_export_cells_the_judge_reads(tmp_path):
+    source = load(ROOT / "solutions" / FIRST / NAME)
+    release = load(ROOT / "exercises" / FIRST / NAME)
+    full = sim.student_notebook(source, release, {q.answer_id for q in sim.questions(source)})
+    screened = grading.screen(json.dumps(full), source, release)
+    ids = [c["id"] for c in screened.notebook["cells"]]
+    tests = [
+        c["metadata"]["nbgrader"]["grade_id"]
+        for c in release["cells"]
+        if c["metadata"].get("nbgrader", {}).get("grade")
+        and not c["metadata"]["nbgrader"].get("solution")
+    ]
+    assert ids[0] == "memcourse-export-def"
+    for gid in tests:
+        at = ids.index(next(c["id"] for c in release["cells"] if c["metadata"]["nbgrader"].get("grade_id") == gid))
+        assert ids[at - 1] == f"memcourse-export-{gid}" and ids[at + 1] == f"memcourse-calls-{gid}"
+
+
+def test_a_notebook_of_nbformat_3_is_upgraded():
+    source = load(ROOT / "solutions" / FIRST / NAME)
+    release = load(ROOT / "exercises" / FIRST / NAME)
+    text, expected = sim.attacked("old-format", source, release)
+    assert json.loads(text)["nbformat"] == 3
+    result = grading.screen(text, source, release)
+    assert not result.rejected
+    assert result.reasons == ["an nbformat 3 notebook: upgraded to nbformat 4"]
+
+
+def test_the_feedback_copy_keeps_the_message_not_the_traceback(tmp_path):
+    cell = nbformat.v4.new_code_cell("assert x == 0.25, 'q1: not the right value'")
+    cell["metadata"]["nbgrader"] = {"grade": True, "solution": False, "grade_id": "q1-tests"}
+    cell["outputs"] = [
+        {
+            "output_type": "error",
+            "ename": "AssertionError",
+            "evalue": "q1: not the right value",
+            "traceback": ["Traceback", "----> 3 assert np.isclose(x, 0.25), 'q1: ...'"],
+        }
+    ]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "n.ipynb").write_text(json.dumps(nbformat.v4.new_notebook(cells=[cell])))
+    grading.feedback_copy(tmp_path / "a", tmp_path / "b")
+    out = load(tmp_path / "b" / "n.ipynb")["cells"][0]["outputs"][0]
+    assert out["traceback"] == ["AssertionError: q1: not the right value"]
+
+
+@pytest.mark.parametrize(
+    "graded, handed_in, reasons, overruled, status",
+    [
+        (True, True, [], False, "ok"),
+        (True, True, ["a.ipynb: locked cell q1 was deleted: restored"], False, "repaired"),
+        (True, True, ["a.ipynb: not handed in: scored 0"], False, "incomplete"),
+        (True, True, ["a.ipynb: not valid JSON (x): scored 0"], False, "rejected"),
+        (True, True, ["a.ipynb: q1-tests passed in the student's kernel ..."], True, "overruled"),
+        (False, False, ["a.ipynb: not handed in: scored 0", "b.ipynb: not handed in: scored 0"],
+         False, "missing"),
+        (False, False, ["a.ipynb: not a notebook (no list of cells): scored 0"], False, "rejected"),
+        (False, True, ["nbgrader could not grade it (x): scored 0"], False, "failed"),
+    ],
+)
+def test_the_status_tells_missing_from_corrupt(graded, handed_in, reasons, overruled, status):
+    assert grading.status_of(graded, handed_in, reasons, overruled) == status
+    assert status in grading.STATUSES
+
+
+# --------------------------------------------------------------------------- a class under attack
+
+
+def fingerprint(folder, skip=()):
+    """{relative path: sha256} of every file under ``folder`` except the ``skip`` tops."""
+    found = {}
+    for path in sorted(pathlib.Path(folder).rglob("*")):
+        rel = path.relative_to(folder)
+        if rel.parts[0] in skip or not path.is_file():
+            continue
+        found[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+GRADER_OUTPUTS = ("submitted", "autograded", "feedback", "gradebook.db", "grades.csv")
+
+
+@pytest.fixture(scope="module")
+def attacked_class(tmp_path_factory):
+    import memkit
+
+    root = tmp_path_factory.mktemp("attacked")
+    shutil.copy(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
+    for where in ("solutions", "exercises"):
+        (root / where / FIRST).mkdir(parents=True)
+        shutil.copy(ROOT / where / FIRST / NAME, root / where / FIRST / NAME)
+    made = {m.student: m for m in sim.simulate(root, n_students=3, which=[FIRST], seed=1)}
+    source = load(root / "solutions" / FIRST / NAME)
+    release = load(root / "exercises" / FIRST / NAME)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(5)
+    listener.settimeout(0.5)
+    port = listener.getsockname()[1]
+    knocks = []
+    stop = threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+                knocks.append(1)
+                conn.close()
+            except OSError:
+                pass
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    expected = {}
+    for kind in sim.ATTACKS:
+        text, expected[kind] = sim.attacked(kind, source, release, port)
+        (root / "submitted" / kind / FIRST).mkdir(parents=True)
+        (root / "submitted" / kind / FIRST / NAME).write_text(text)
+    for odd in ODD_IDS:
+        shutil.copytree(root / "submitted" / "student-01", root / "submitted" / odd)
+    course_before = fingerprint(root, GRADER_OUTPUTS)
+    memkit_dir = pathlib.Path(memkit.__file__).parent
+    memkit_before = fingerprint(memkit_dir, ("__pycache__",))
+    env = {
+        **os.environ,
+        "MEMCOURSE_SECRET_TOKEN": SECRET,
+        "MEMCOURSE_DB_URL": f"sqlite:///{root / 'gradebook.db'}?timeout=60",
+    }
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "tools.grading", FIRST, "--course-dir", str(root),
+         "--cell-timeout", "20", "--jobs", "2"],
+        check=False, cwd=ROOT, capture_output=True, text=True, timeout=1200, env=env,
+    )
+    seconds = time.monotonic() - started
+    survivors = alive_with(DAEMON)
+    time.sleep(3)
+    survivors += alive_with(DAEMON)
+    stop.set()
+    watcher.join()
+    listener.close()
+    print(f"\nattacked class ({len(made) + len(sim.ATTACKS)} graded) in {seconds:.0f} s")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    with open(root / "autograded" / "grading-report.csv", newline="") as fh:
+        report = {row["student"]: row for row in csv.DictReader(fh)}
+    with open(root / "grades.csv", newline="") as fh:
+        grades = {row["student_id"]: row for row in csv.DictReader(fh)}
+    return {
+        "root": root,
+        "made": made,
+        "expected": expected,
+        "stdout": result.stdout,
+        "report": report,
+        "grades": grades,
+        "survivors": survivors,
+        "knocks": knocks,
+        "course_before": course_before,
+        "course_after": fingerprint(root, GRADER_OUTPUTS),
+        "memkit_before": memkit_before,
+        "memkit_after": fingerprint(memkit_dir, ("__pycache__",)),
+        "source": source,
+    }
+
+
+def score(attacked_class, student):
+    return float(attacked_class["report"][student]["score"])
+
+
+def test_honest_grades_are_what_they_earned(attacked_class):
+    for student, made in attacked_class["made"].items():
+        row = attacked_class["report"][student]
+        assert float(row["score"]) == made.expected, (student, row)
+        assert float(attacked_class["grades"][student]["score"]) == made.expected
+        assert row["status"] == "ok", row
+    assert 0 < attacked_class["made"]["student-03"].expected < attacked_class["made"]["student-01"].expected
+
+
+@pytest.mark.parametrize("kind", ["patched-numpy", "input-transformer", "swallowed-errors"])
+def test_a_tampered_kernel_gains_no_point(attacked_class, kind):
+    control = score(attacked_class, "wrong")
+    assert control < attacked_class["made"]["student-01"].expected  # wrong answers cost points
+    assert score(attacked_class, kind) <= control, attacked_class["report"][kind]
+    assert float(attacked_class["grades"][kind]["score"]) <= control
+    if kind != "swallowed-errors":  # (nbgrader sees that one in the kernel's reply)
+        # the attack worked in the kernel: the grader's own check took the points back
+        assert attacked_class["report"][kind]["status"] == "overruled"
+
+
+def test_a_lying_eq_gains_no_point(attacked_class):
+    assert score(attacked_class, "lying-eq") == attacked_class["expected"]["lying-eq"]
+
+
+@pytest.mark.parametrize("kind", ["daemon", "tamper", "spy", "old-format"])
+def test_attacks_that_answer_right_keep_what_they_earned_and_no_more(attacked_class, kind):
+    row = attacked_class["report"][kind]
+    assert float(row["score"]) == attacked_class["expected"][kind], row
+    assert float(attacked_class["grades"][kind]["score"]) == attacked_class["expected"][kind]
+
+
+def test_nothing_outside_the_private_folder_changed(attacked_class):
+    assert attacked_class["course_after"] == attacked_class["course_before"]
+    assert attacked_class["memkit_after"] == attacked_class["memkit_before"]
+    root = attacked_class["root"]
+    assert not list(root.rglob("pwned*"))
+    nb = load(root / "autograded" / "tamper" / FIRST / NAME)
+    printed = "".join(
+        "".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", [])
+    )
+    # what the attack managed to write is in its own private folder (a copy, thrown away)
+    line = next(line for line in printed.splitlines() if line.startswith("TAMPER "))
+    own, _, written = line[len("TAMPER "):].partition(" ")
+    own = ast.literal_eval(own)
+    for entry in ast.literal_eval(written):
+        kind, _, path = entry.partition(":")
+        assert kind == "config" and path.startswith(own + "/"), line
+    assert "gradebook.db was changed" not in attacked_class["stdout"]
+
+
+def test_no_process_survives_its_grading(attacked_class):
+    assert attacked_class["survivors"] == []
+
+
+def test_the_spy_finds_no_solution_gradebook_secret_or_network(attacked_class):
+    root = attacked_class["root"]
+    nb = load(root / "autograded" / "spy" / FIRST / NAME)
+    printed = "".join(
+        "".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", [])
+    )
+    assert "SPY-REPORT []" in printed, printed[-3000:]
+    assert attacked_class["knocks"] == []
+    for path in list((root / "autograded").rglob("*.ipynb")) + list(
+        (root / "feedback").rglob("*.html")
+    ):
+        assert SECRET not in path.read_text(errors="replace"), path
+
+
+def test_feedback_shows_the_message_never_the_hidden_test(attacked_class):
+    root = attacked_class["root"]
+    secret, public = course._secret_and_public_lines(attacked_class["source"])
+    hidden = {line for line in secret - public if course._meaningful(line)}
+    assert hidden
+    pages = list((root / "feedback").rglob("*.html"))
+    assert pages
+    import html as html_lib
+
+    for page in pages:
+        text = html_lib.unescape(page.read_text())
+        leaked = [line for line in hidden if line in text]
+        assert not leaked, (page, leaked[:2])
+        assert "memcourse-export" not in text and "__memcourse" not in text
+    wrong = html_lib.unescape((root / "feedback" / "wrong" / FIRST / "exit-test.html").read_text())
+    assert "AssertionError: " in wrong
+
+
+def test_odd_ids_are_listed_with_their_reason(attacked_class):
+    for odd in ODD_IDS:
+        row = attacked_class["report"][odd]
+        assert row["status"] == "skipped" and "not a usable student id" in row["reasons"], row
+        assert odd in attacked_class["stdout"]
+    assert "skipped" in attacked_class["stdout"].split("Submissions with a problem")[0]
+
+
+def test_the_report_gives_each_submission_its_own_seconds(attacked_class):
+    seconds = [float(r["seconds"]) for r in attacked_class["report"].values() if r["status"] != "skipped"]
+    assert all(s > 0.5 for s in seconds), seconds
+
+
+def test_the_gradebook_ledger_undoes_what_another_writer_did(attacked_class, tmp_path):
+    import sqlite3
+
+    db = tmp_path / "gradebook.db"
+    shutil.copy(attacked_class["root"] / "gradebook.db", db)
+    url = f"sqlite:///{db}"
+    ledger = gradebook_guard.snapshot(url)
+    before = {k: v for k, v in ledger.items()}
+    con = sqlite3.connect(db)
+    con.execute("update grade set manual_score = 1000")
+    con.commit()
+    con.close()
+    problems = gradebook_guard.check_and_restore(url, ledger)
+    assert problems and all("manual_score None -> 1000" in p for p in problems), problems[:3]
+    assert gradebook_guard.snapshot(url) == before
+    assert gradebook_guard.check_and_restore(url, ledger) == []
+
+
+def test_the_check_runs_apart_with_a_time_limit():
+    ns = {}
+    exec(judge.EXPORTER, ns)
+    plain = ns["__memcourse_plain__"]
+    right = {"q1-tests": {"answer": plain(9)}}
+    calls = {"q2-tests": {"square": [{"args": [plain(4.0)], "kwargs": {}, "result": plain(16.0)}]}}
+    apart = judge.judge_apart(SOURCE, right, calls, timeout=60)
+    assert apart.verdicts == judge.judge(SOURCE, right, calls).verdicts
+    slow = _nb(
+        [
+            ({"grade_id": "q1", "solution": True, "grade": False, "locked": False}, "n = 1"),
+            (
+                {"grade_id": "q1-tests", "grade": True, "locked": True, "points": 1,
+                 "solution": False},
+                "while int(n) > 0:\n    pass",
+            ),
+        ]
+    )
+    started = time.monotonic()
+    stuck = judge.judge_apart(slow, {"q1-tests": {"n": plain(1)}}, {}, timeout=2)
+    assert "did not finish" in stuck.problem and time.monotonic() - started < 20
+
+
+# --------------------------------------------------------------------------- every solution
+
+
+def _exports_of_a_run(source):
+    """Run a source notebook here as a student who answers right would (its solutions),
+    with the grader's export cells; return what they printed, as ``read_exports`` does."""
+    import contextlib
+    import io
+
+    ns = {"__name__": "__main__"}
+
+    class Shell:
+        user_ns = ns
+
+    ns["get_ipython"] = lambda: Shell
+    exec(judge.EXPORTER, ns)
+    functions = judge.callable_names(source)
+    locked = set()
+    for cell in source["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("locked") or (meta.get("grade") and not meta.get("solution")):
+            locked |= judge.names_bound(sim._text(cell))
+    values, calls = {}, {}
+
+    def printed(call, marker):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            call()
+        line = next(x for x in out.getvalue().splitlines() if x.startswith(marker))
+        return json.loads(line[len(marker):])
+
+    for cell in source["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        text = sim.answer_text(cell) if meta.get("solution") else sim._text(cell)
+        if meta.get("grade") and not meta.get("solution"):
+            gid = meta["grade_id"]
+            needed = judge.names_read(text) - locked
+            values[gid] = printed(
+                lambda: ns["__memcourse_export__"](
+                    sorted(needed - functions), sorted(needed & functions)
+                ),
+                judge.MARKER,
+            )
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(text, gid, "exec"), ns)
+            calls[gid] = printed(ns["__memcourse_calls_export__"], judge.CALLS_MARKER)
+        else:
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(text, str(meta.get("grade_id")), "exec"), ns)
+    return values, calls
+
+
+SOURCES = sorted((ROOT / "solutions").glob("session-*/*.ipynb"))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_the_grader_check_agrees_with_every_solution(path):
+    """The solutions pass every test in the grader's own check too (else honest students
+    would be overruled): what a hidden test needs crosses as plain data or a call record."""
+    source = load(path)
+    values, calls = _exports_of_a_run(source)
+    verdict = judge.judge(source, values, calls)
+    assert not verdict.problem, verdict.problem
+    tests = [
+        c["metadata"]["nbgrader"]["grade_id"]
+        for c in source["cells"]
+        if c.get("metadata", {}).get("nbgrader", {}).get("grade")
+        and not c["metadata"]["nbgrader"].get("solution")
+    ]
+    failing = {g: v.message for g, v in verdict.verdicts.items() if v.passed is not True}
+    assert set(verdict.verdicts) == set(tests) and not failing, failing
+
+
+def test_a_locked_cell_binds_its_top_level_names_only():
+    text = (
+        "C = sum(np.outer(u[k], r[k]) for k in range(3))\n"
+        "for j in range(2):\n    pass\n"
+        "def f(x):\n    y = 1\n"
+        "import numpy as np\nfrom a.b import c"
+    )
+    assert judge.names_bound(text) == {"C", "j", "f", "np", "c"}
+    assert {"u", "r", "k", "x"} <= judge.names_read(text + "\nf(x)")
+    assert "answer" in judge.names_read("globals()['answer']")

@@ -1,0 +1,329 @@
+"""The sandbox a submission's kernel runs in while it is graded (bubblewrap).
+
+nbgrader (and the probe of ``tools.grading``) start every kernel through
+``SandboxKernelManager``: the kernel runs under ``bwrap`` with
+
+* its **own private folder** (a fresh temporary folder outside the course, holding a copy
+  of the submission's files but no notebook: the notebook being graded reaches the kernel
+  cell by cell, and the autograded ones hold the hidden tests), removed when the kernel
+  stops;
+* the course environment **read-only**: the system (``/usr``), the Python installation and
+  its virtual environment, and ``memkit`` (bound at ``/opt/memcourse/memkit``). Nothing
+  else of the machine is there: not the course root (solutions, gradebook, other
+  students' work, nbgrader_config.py), not ``/root`` or ``/home``, not ``/etc`` beyond
+  the few files the dynamic loader needs;
+* **no environment** but a handful of variables set here (no ``MEMCOURSE_DB_URL``, no
+  token, no proxy);
+* **no network**: a network namespace of its own (no interface but an unconfigured
+  loopback); the grader talks to the kernel over unix (ipc) sockets in the private folder;
+* a **PID namespace**: the kernel is PID 2 of its own namespace; when it stops (or the
+  grader kills it) the namespace ends and the kernel sets every process started inside
+  it, double-forked daemons included, to SIGKILL;
+* when the grader runs as root, an **unprivileged user** of its own (uid 61000 and up,
+  no group, no capability, ``no_new_privs``), at most ``MEMCOURSE_SANDBOX_NPROC``
+  processes and files of at most ``MEMCOURSE_SANDBOX_FSIZE_MB``; memory is limited by the
+  address-space limit the grader sets on nbgrader (``--memory-limit``).
+
+Without root, bwrap uses an unprivileged user namespace instead: the same folders,
+environment, network and PID isolation, with the kernel running under the instructor's
+uid inside its namespace (see the README).
+
+The sandbox is configured through environment variables that ``tools.grading`` sets
+for nbgrader: ``MEMCOURSE_SANDBOX`` (``bwrap`` or ``off``), ``MEMCOURSE_SANDBOX_MEMKIT``
+(the memkit package folder), ``MEMCOURSE_SANDBOX_TMP`` (where the private folders go),
+``MEMCOURSE_SANDBOX_TIMES`` (a file where each kernel's lifetime is appended).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from jupyter_client.kernelspec import KernelSpec
+from jupyter_client.manager import AsyncKernelManager
+from nbgrader.preprocessors import Execute
+
+BASE_UID = 61000
+UIDS = 2000
+INSIDE_MEMKIT = "/opt/memcourse"
+# the files of /etc a Python kernel needs (the loader's cache, time zone, name lookup)
+ETC_FILES = ("ld.so.cache", "ld.so.conf", "localtime", "nsswitch.conf", "host.conf")
+
+
+def available() -> str | None:
+    """The bwrap program, or None when it is not installed."""
+    return shutil.which("bwrap")
+
+
+def unusable() -> str | None:
+    """Why the sandbox cannot run here (None when it can): bwrap missing or refused."""
+    if not available():
+        return (
+            "the sandbox needs bubblewrap: install it (as root: apt-get install bubblewrap, "
+            "or make system-deps), or grade with --sandbox off (unsafe, see the README)"
+        )
+    tools = ["prlimit", "setpriv"] if privileged() else []
+    missing = [t for t in tools if not shutil.which(t)]
+    if missing:
+        return f"the sandbox needs {', '.join(missing)} (Debian package util-linux)"
+    import subprocess
+
+    trial = subprocess.run(
+        [available(), "--unshare-pid", "--unshare-net", "--die-with-parent"]
+        + ([] if privileged() else ["--unshare-user"])
+        + ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if trial.returncode != 0:
+        return (
+            "bubblewrap cannot create its namespaces here "
+            f"({trial.stderr.strip() or trial.returncode}); see the README"
+        )
+    return None
+
+
+def privileged() -> bool:
+    return os.geteuid() == 0
+
+
+def _python_dirs() -> list[str]:
+    """The folders of the Python installation and virtual environment (read-only binds)."""
+    dirs = set()
+    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+        dirs.add(os.path.realpath(p))
+        dirs.add(os.path.abspath(p))
+    exe = Path(sys.executable)
+    dirs.add(str(exe.parent.parent))
+    dirs.add(str(exe.resolve().parent.parent))
+    # keep the top-most of nested folders
+    kept = []
+    for d in sorted(dirs, key=len):
+        if d in ("/", "/usr") or any(d == k or d.startswith(k + "/") for k in kept):
+            continue
+        kept.append(d)
+    return kept
+
+
+def _system_binds() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr"]
+    for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = Path("/") / top
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    for name in ETC_FILES:
+        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    return args
+
+
+def command(
+    box: Path,
+    inner: list[str],
+    memkit: str | None,
+    uid: int | None = None,
+    nproc: int = 256,
+    fsize_mb: int = 512,
+) -> list[str]:
+    """The bwrap command line running ``inner`` in the sandbox whose private folder is ``box``.
+
+    ``box`` is bound at its own path (so that the ipc sockets and the connection file have
+    the same name on both sides); the kernel's working folder is ``box/work``.
+    """
+    home = box / "home"
+    env = {
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(home),
+        "USER": "student",
+        "LOGNAME": "student",
+        "LANG": "C.UTF-8",
+        "IPYTHONDIR": str(home / ".ipython"),
+        "MPLCONFIGDIR": str(home / ".matplotlib"),
+        "MPLBACKEND": "agg",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONPATH": INSIDE_MEMKIT if memkit else "",
+        "TMPDIR": "/tmp",
+    }
+    args = [
+        available() or "bwrap",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--hostname",
+        "sandbox",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+    ]
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    binds = [(d, d) for d in _python_dirs()]
+    if memkit:
+        binds.append((memkit, f"{INSIDE_MEMKIT}/memkit"))
+    # the folders above the binds (and above the private folder), readable by the sandbox
+    # user whatever the umask; the system's mount points keep their own modes
+    system = {"/", "/tmp", "/usr", "/proc", "/dev", "/etc"}
+    above = sorted(
+        {
+            str(p)
+            for dest in [d for _, d in binds] + [str(box)]
+            for p in Path(dest).parents
+            if str(p) not in system
+        },
+        key=lambda p: p.count("/"),
+    )
+    args += _system_binds()
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    for folder in above:
+        args += ["--perms", "0755", "--dir", folder]
+    for src, dest in binds:
+        args += ["--ro-bind", src, dest]
+    args += ["--bind", str(box), str(box), "--chdir", str(box / "work")]
+    if uid is None:
+        # without root: an unprivileged user namespace (bwrap's default when not root)
+        args += ["--unshare-user", "--"] + inner
+        return args
+    args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
+    limits = ["prlimit", f"--nproc={nproc}:{nproc}", f"--fsize={fsize_mb << 20}:{fsize_mb << 20}"]
+    drop = [
+        "setpriv",
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+        "--",
+    ]
+    return args + limits + ["--"] + drop + inner
+
+
+def make_box(source: Path | None, uid: int | None, parent: str | None = None) -> Path:
+    """A private folder: ``work/`` (a copy of the files of ``source``, notebooks left out),
+    ``home/`` and ``ipc/``; owned by the sandbox user, closed to everyone else."""
+    box = Path(tempfile.mkdtemp(prefix="mcbox-", dir=parent))
+    for sub in ("work", "home", "ipc"):
+        (box / sub).mkdir()
+    if source and Path(source).is_dir():
+        for item in Path(source).iterdir():
+            if item.is_file() and not item.is_symlink() and item.suffix != ".ipynb":
+                shutil.copy(item, box / "work" / item.name)
+    if uid is not None:
+        for path in [box, *box.rglob("*")]:
+            os.chown(path, uid, uid, follow_symlinks=False)
+    box.chmod(0o700)
+    return box
+
+
+class SandboxKernelManager(AsyncKernelManager):
+    """A kernel manager that starts the Python kernel inside the sandbox (ipc transport)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.pop("kernel_name", None)
+        super().__init__(*args, kernel_name="python3", **kwargs)
+        self.transport = "ipc"
+        self._box: Path | None = None
+        self._uid_value: int | None = None
+        self._started = 0.0
+        self._source = ""
+
+    @property
+    def kernel_spec(self):  # the course's Python, interrupted by a message (no signal crosses)
+        if self._kernel_spec is None:
+            self._kernel_spec = KernelSpec(
+                argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                display_name="Python 3 (memcourse sandbox)",
+                language="python",
+                interrupt_mode="message",
+            )
+        return self._kernel_spec
+
+    def _uid(self) -> int | None:
+        if not privileged():
+            return None
+        return BASE_UID + (os.getpid() * 7919 + int(time.monotonic() * 1000)) % UIDS
+
+    async def _async_pre_start_kernel(self, **kw):
+        if self._box is None:
+            self._source = str(kw.get("cwd") or "")
+            self._uid_value = self._uid()
+            self._box = make_box(
+                Path(self._source) if self._source else None,
+                self._uid_value,
+                os.environ.get("MEMCOURSE_SANDBOX_TMP") or None,
+            )
+            self.ip = str(self._box / "ipc" / "k")
+            self.connection_file = str(self._box / "ipc" / "kernel.json")
+            self._started = time.monotonic()
+        kw["cwd"] = str(self._box)
+        kw["env"] = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        return await super()._async_pre_start_kernel(**kw)
+
+    def write_connection_file(self, **kwargs):
+        super().write_connection_file(**kwargs)
+        if self._box is not None and self._uid_value is not None:
+            os.chown(self.connection_file, self._uid_value, self._uid_value)
+            for sub in ("ipc",):
+                os.chown(self._box / sub, self._uid_value, self._uid_value)
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        inner = super().format_kernel_cmd(extra_arguments)
+        return command(
+            self._box,
+            inner,
+            os.environ.get("MEMCOURSE_SANDBOX_MEMKIT") or None,
+            self._uid_value,
+            int(os.environ.get("MEMCOURSE_SANDBOX_NPROC", "256")),
+            int(os.environ.get("MEMCOURSE_SANDBOX_FSIZE_MB", "512")),
+        )
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if restart or self._box is None:
+            return
+        times = os.environ.get("MEMCOURSE_SANDBOX_TIMES")
+        if times:
+            with open(times, "a") as fh:
+                fh.write(
+                    json.dumps(
+                        {"folder": self._source, "seconds": time.monotonic() - self._started}
+                    )
+                    + "\n"
+                )
+        shutil.rmtree(self._box, ignore_errors=True)
+        self._box = None
+
+
+class SandboxExecute(Execute):
+    """nbgrader's Execute, with every kernel started in the sandbox."""
+
+    def __init__(self, *args, **kwargs):
+        if os.environ.get("MEMCOURSE_SANDBOX", "bwrap") != "off":
+            kwargs["kernel_manager_class"] = SandboxKernelManager
+        super().__init__(*args, **kwargs)
+
+
+def autograde_preprocessors() -> str:
+    """The value of ``--Autograde.autograde_preprocessors``: nbgrader's, Execute sandboxed."""
+    names = [
+        "tools.sandbox.SandboxExecute",
+        "nbgrader.preprocessors.IgnorePattern",
+        "nbconvert.preprocessors.ClearMetadataPreprocessor",
+        "nbgrader.preprocessors.LimitOutput",
+        "nbgrader.preprocessors.SaveAutoGrades",
+        "nbgrader.preprocessors.AssignLatePenalties",
+        "nbgrader.preprocessors.CheckCellMetadata",
+    ]
+    return json.dumps(names)
+
+
