@@ -6,18 +6,10 @@ import re
 import pytest
 import yaml
 
+from tools.toc import toc_files
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "book").glob("*.md"))
-
-
-def toc_files():
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-    for part in toc.get("parts", []):
-        for chapter in part["chapters"]:
-            files.append(chapter["file"])
-            files.extend(section["file"] for section in chapter.get("sections", []))
-    return files
 
 
 def front_matter(path):

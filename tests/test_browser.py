@@ -18,7 +18,8 @@ import threading
 import urllib.parse
 
 import pytest
-import yaml
+
+from tools.toc import toc_files
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "_build" / "screenshots"
@@ -31,16 +32,6 @@ CHROMIUM_FLAGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
 SCREENSHOT_CHAPTER = "book/ch02-matrix-matrix"
-
-
-def toc_files() -> list[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-    for part in toc.get("parts", []):
-        for chapter in part.get("chapters", []):
-            files.append(chapter["file"])
-            files.extend(section["file"] for section in chapter.get("sections", []))
-    return files
 
 
 # every page Sphinx writes: the redirecting index, the toc's pages, the index and search
@@ -64,7 +55,9 @@ def site(built_book):
     server.server_close()
 
 
-@pytest.fixture(scope="session")
+# module scope: Playwright's sync API holds an event loop while it runs, and the other
+# browser tests (and asyncio code) of the session must not overlap with it
+@pytest.fixture(scope="module")
 def browser():
     if not CHROMIUM.exists():
         pytest.fail("Debian's chromium is missing: run `make system-deps` (as root) first")

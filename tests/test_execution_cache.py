@@ -18,11 +18,11 @@ def test_cache_is_kept_while_memkit_is_unchanged_and_dropped_after_a_change(tmp_
     monkeypatch.setattr(execution_cache, "STAMP", tmp_path / "_build" / "stamp")
     cache = execution_cache.CACHE
     cache.mkdir(parents=True)
-    execution_cache.main()  # first build: no stamp yet, cache dropped, stamp written
+    execution_cache.clear_if_memkit_changed()  # first build: no stamp yet, cache dropped, stamp written
     cache.mkdir()
     (cache / "entry").write_text("outputs")
-    execution_cache.main()  # nothing changed: cache kept
+    execution_cache.clear_if_memkit_changed()  # nothing changed: cache kept
     assert (cache / "entry").exists()
     helper.write_text("X = 2\n")
-    execution_cache.main()  # memkit changed: cache dropped
+    execution_cache.clear_if_memkit_changed()  # memkit changed: cache dropped
     assert not cache.exists()

@@ -21,6 +21,7 @@ import urllib.parse
 import pytest
 
 from tools import lab_browser
+from tools.toc import toc_files
 from tools.lab_browser import ERRORS, FIGURES, OPEN_AND_RUN, RENDERED_MARKDOWN, ROOT, SAVE_AND_CLOSE
 
 SHOTS = ROOT / "_build" / "screenshots"
@@ -36,15 +37,7 @@ RAW_MYST = re.compile(
 
 
 def toc_chapters() -> list[str]:
-    import yaml
-
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-    for part in toc.get("parts", []):
-        for chapter in part.get("chapters", []):
-            files.append(chapter["file"])
-            files.extend(s["file"] for s in chapter.get("sections", []))
-    return [f"{f}.md" for f in files if (ROOT / f"{f}.md").exists()]
+    return [f"{f}.md" for f in toc_files(ROOT) if (ROOT / f"{f}.md").exists()]
 
 
 CHAPTERS = toc_chapters()

@@ -22,7 +22,10 @@ import pathlib
 import shutil
 import sys
 
-import yaml
+try:
+    from tools.toc import toc_files
+except ImportError:  # run as a script: tools/ is on the path
+    from toc import toc_files
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CACHE = ROOT / "_build" / ".jupyter_cache"
@@ -54,13 +57,7 @@ def clear_if_memkit_changed() -> None:
 
 def chapters() -> list[pathlib.Path]:
     """The MyST notebooks of _toc.yml (every page of the book)."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    names = [toc["root"]]
-    for part in toc.get("parts", []):
-        for chapter in part.get("chapters", []):
-            names.append(chapter["file"])
-            names.extend(section["file"] for section in chapter.get("sections", []))
-    return [ROOT / f"{name}.md" for name in names]
+    return [ROOT / f"{name}.md" for name in toc_files(ROOT)]
 
 
 def execute_in_parallel() -> None:

@@ -20,10 +20,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import yaml
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
+
+try:
+    from tools.toc import toc_files
+except ImportError:  # loaded by Sphinx from tools/ (local_extensions), not as a package
+    from toc import toc_files
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = re.compile(r"^book/ch(\d\d)-")
@@ -47,19 +51,9 @@ PREAMBLE = rf"""
 def _latex(text: str) -> str:
     """Plain text as LaTeX (the readings hold _, ^, %, # ...)."""
     specials = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_", "^": r"\^{}",
-                "%": r"\%", "#": r"\#", "&": r"\&", "$": r"\$", "~": r"\textasciitilde{}"}
+                "%": r"\%", "#": r"\#", "&": r"\&", "$": r"\$", "~": r"\textasciitilde{}",
+                "ᵀ": r"\textsuperscript{T}"}
     return "".join(specials.get(char, char) for char in text)
-
-
-def toc_files(root: Path = ROOT) -> list[str]:
-    """The files of _toc.yml in reading order (root first)."""
-    data = yaml.safe_load((root / "_toc.yml").read_text())
-    files = [data["root"]]
-    for part in data.get("parts", []):
-        for chapter in part.get("chapters", []):
-            files.append(chapter["file"])
-            files.extend(section["file"] for section in chapter.get("sections", []))
-    return files
 
 
 def figure_list(root: Path = ROOT) -> list[tuple[str, str, str]]:

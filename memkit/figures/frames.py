@@ -3,9 +3,9 @@
 A figure declares its controls once (``make_controls``); this module reads that
 declaration to enumerate the figure's whole control space (a slider's steps, the
 options of a row of buttons, tabs or a picker, the two states of a toggle) and draws
-each state through the figure's own code path, so that a frame has exactly the pixels
-the live widget shows for that state (``png(with_reading=False)``) and the reading is
-the figure's own ``caption``. The HTML book plays the frames with a small script
+each state through the figure's own code path (``png(with_reading=False)``, the picture
+the book shows, without its reading), reduced to a 256-colour palette, and the reading
+is the figure's own ``caption``. The HTML book plays the frames with a small script
 (``tools/live_figures.py``); nothing is declared a second time.
 
     spec = describe(figures.get("recall-noise"))     # controls, as the page shows them
@@ -109,9 +109,15 @@ def states(figure) -> list[tuple[str, dict]]:
 
 
 def encode(png: bytes) -> bytes:
-    """A frame as lossless WebP (fast setting): the widget's pixels in about half the PNG's bytes."""
+    """A frame: the picture reduced to a 256-colour palette (as a palette PNG would be,
+    without dithering, so that text stays sharp) and stored as lossless WebP, about a
+    third of the bytes of the full-colour picture; deterministic, so the same state
+    always gives the same frame."""
+    picture = Image.open(io.BytesIO(png)).convert("RGB")
+    palette = picture.quantize(colors=256, method=Image.Quantize.FASTOCTREE,
+                               dither=Image.Dither.NONE)
     buffer = io.BytesIO()
-    Image.open(io.BytesIO(png)).save(buffer, format="webp", lossless=True, quality=25, method=1)
+    palette.save(buffer, format="webp", lossless=True, quality=25, method=1)
     return buffer.getvalue()
 
 

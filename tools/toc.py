@@ -1,0 +1,34 @@
+"""The book's table of contents (_toc.yml), read in one place.
+
+    from tools.toc import toc_files, toc_captions
+    toc_files()      # ["book/index", "book/prologue", ...]: every page, in reading order
+    toc_captions()   # ["Start here", "Session 1 · Matrices", ...]: the parts
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _toc(root: Path) -> dict:
+    return yaml.safe_load((Path(root) / "_toc.yml").read_text())
+
+
+def toc_files(root: Path = ROOT) -> list[str]:
+    """The pages of _toc.yml in reading order, the root first (names without ``.md``)."""
+    toc = _toc(root)
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        for chapter in part.get("chapters", []):
+            files.append(chapter["file"])
+            files.extend(section["file"] for section in chapter.get("sections", []))
+    return files
+
+
+def toc_captions(root: Path = ROOT) -> list[str]:
+    """The captions of the toc's parts (the sessions, the front and back matter)."""
+    return [part["caption"] for part in _toc(root).get("parts", []) if part.get("caption")]
