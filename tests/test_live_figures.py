@@ -103,7 +103,7 @@ def test_frames_have_the_pixels_and_readings_of_the_python_figure(built_book, fi
         assert np.array_equal(decoded(frame), decoded(frames.encode(picture))), (figure_id, state)
         # and the palette keeps the picture: small differences, on antialiased edges only
         error = np.abs(decoded(frame).astype(int) - decoded(picture).astype(int))[..., :3]
-        assert error.mean() < 1.0 and np.percentile(error, 99.5) <= 40, (figure_id, error.mean())
+        assert error.mean() < 1.0 and np.percentile(error, 99.5) <= 16, (figure_id, error.mean())
         assert spec["frames"][key] == fig.caption
 
 

@@ -30,6 +30,7 @@ except ImportError:  # run as a script: tools/ is on the path
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CACHE = ROOT / "_build" / ".jupyter_cache"
 STAMP = ROOT / "_build" / ".jupyter_cache.memkit-sha256"
+DOCTREES = ROOT / "_build" / ".doctrees"
 #: how MyST-NB reads a chapter (the cache matches notebooks by what this reader gives)
 MYST_READER = {"type": "plugin", "name": "myst_nb_md"}
 TIMEOUT = 300  # seconds per cell, as _config.yml's execute.timeout
@@ -50,6 +51,9 @@ def clear_if_memkit_changed() -> None:
         return
     if CACHE.exists():
         shutil.rmtree(CACHE)
+        # Sphinx keeps each chapter's parsed outputs in its environment and reads a chapter
+        # again only when its text changes: drop that too, or the old outputs come back
+        shutil.rmtree(DOCTREES, ignore_errors=True)
         print("memkit changed since the last build: execution cache cleared")
     STAMP.parent.mkdir(parents=True, exist_ok=True)
     STAMP.write_text(current + "\n")

@@ -147,13 +147,9 @@ def copy_frames(app, exception) -> None:
     for figure_id in wanted:
         if not (state["cache"] / figure_id / "spec.json").exists():
             render_to(figure_id, str(state["cache"]))
-        target = site / figure_id
-        source = state["cache"] / figure_id
-        if target.exists() and (target / "spec.json").read_bytes() == (source / "spec.json").read_bytes():
-            continue
+        target = site / figure_id  # copied anew: a few MB, and never stale
         shutil.rmtree(target, ignore_errors=True)
-        shutil.copytree(source, target, ignore=shutil.ignore_patterns("spec.json"))
-        shutil.copyfile(source / "spec.json", target / "spec.json")
+        shutil.copytree(state["cache"] / figure_id, target)
     for old in site.iterdir():  # a figure the book no longer shows
         if old.is_dir() and old.name not in wanted:
             shutil.rmtree(old)
