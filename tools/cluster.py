@@ -32,6 +32,7 @@ namespace of their own, cannot reach it (nor the gradebook server).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import logging
@@ -43,8 +44,8 @@ from pathlib import Path
 
 from tools import gradebook_db
 
-BATCHES_PER_WORKER = 2  # a spare batch per worker, so that a worker done early takes one
-MIN_BATCH = 4  # submissions per batch at least (each batch pays one nbgrader start)
+MAX_BATCH = 25  # submissions per batch at most: each batch pays one start of nbgrader
+# (seconds), a batch too long keeps its worker after the others are done
 
 
 def sqlite_refused(db_url: str, scheduler: str | None) -> str | None:
@@ -82,7 +83,8 @@ def connect(jobs: int, scheduler: str | None = None):
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            # no dashboard; its HTTP server (health checks) on a free port of 127.0.0.1
+            scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
             memory_limit=0,  # nbgrader's processes have their own limit (--memory-limit)
             silence_logs=logging.ERROR,
         )
@@ -118,11 +120,14 @@ def check_workers(client, settings) -> None:
 
 
 def batches(runnable: list, workers: int) -> list[list]:
-    """The submissions split in batches: ``BATCHES_PER_WORKER`` per worker, ``MIN_BATCH`` each."""
+    """The submissions split in batches: as many batches as workers, or a multiple of it
+    so that no batch holds more than ``MAX_BATCH`` submissions (every worker busy, and
+    the fewest starts of nbgrader)."""
     if not runnable:
         return []
-    parts = min(workers * BATCHES_PER_WORKER, max(workers, len(runnable) // MIN_BATCH))
-    parts = max(1, min(parts, len(runnable)))
+    workers = max(1, workers)
+    rounds = -(-len(runnable) // (workers * MAX_BATCH))
+    parts = max(1, min(workers * rounds, len(runnable)))
     return [runnable[i::parts] for i in range(parts) if runnable[i::parts]]
 
 
@@ -208,23 +213,29 @@ def grade(
     isolate: bool,
     report,
     scheduler: str | None = None,
-) -> None:
+    progress=None,
+) -> dict:
     """Grade the screened submissions ``runnable`` on the cluster; ``report(outcome)`` each.
 
     ``report`` is called in this thread, once per submission, as soon as it is done.
+    Returns how many submissions each worker graded (by address); ``progress(line)``
+    gets that as a line at the end.
     """
     from tools import grading
 
     if not runnable:
-        return
+        return {}
     refused = sqlite_refused(settings.db_url, scheduler)
     if refused:
         raise SystemExit(refused)
     plain = dataclasses.replace(settings, ledger={})  # the ledger stays with the grader
+    if settings.work is not None:  # the workers of this machine use it (_on_worker)
+        settings.work.mkdir(parents=True, exist_ok=True)
     run = uuid.uuid4().hex[:12]
     topic = f"memcourse-grading-{run}"
     arrived: queue.Queue = queue.Queue()
     reported: set = set()
+    graded_on: dict = {}  # (student, assignment) -> the worker's address
 
     def deliver(outcome) -> None:
         key = (outcome.student, outcome.assignment)
@@ -238,10 +249,18 @@ def grade(
                 message = arrived.get_nowait()
             except queue.Empty:
                 return
+            if not isinstance(message, dict):
+                continue
+            message = dict(message)
+            worker = message.pop("worker", None)  # the scheduler adds the sender
             try:
-                deliver(grading.Outcome(**message))
+                outcome = grading.Outcome(**message)
             except TypeError:  # not an outcome of ours
-                pass
+                continue
+            outcome.reasons = list(outcome.reasons)  # msgpack sends a list as a tuple
+            if worker:
+                graded_on[(outcome.student, outcome.assignment)] = worker
+            deliver(outcome)
 
     with connect(jobs, scheduler) as client:
         if scheduler:
@@ -299,3 +318,10 @@ def grade(
         finally:
             with contextlib.suppress(Exception):
                 client.unsubscribe_topic(topic)
+    per_worker = dict(sorted(collections.Counter(graded_on.values()).items()))
+    if progress and per_worker:
+        progress(
+            f"graded on {len(per_worker)} worker(s): "
+            + ", ".join(f"{w} {n}" for w, n in per_worker.items())
+        )
+    return per_worker

@@ -1352,7 +1352,7 @@ def grade_class(
                 report(finish(settings, s, False, [], 0.0))
         from tools import cluster
 
-        cluster.grade(settings, runnable, jobs, isolate, report, scheduler)
+        cluster.grade(settings, runnable, jobs, isolate, report, scheduler, progress)
         if own_work:
             settings.work = None
     return outcomes, skipped
