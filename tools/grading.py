@@ -14,7 +14,8 @@
    grade id stops nbgrader); a deleted answer cell comes back as its stub; cells the
    student added are kept, after the graded cell they followed.
 2. **Autograding in batches.** ``nbgrader autograde`` runs once per batch of
-   submissions (``--jobs`` batches at a time, each in its own process group), with a
+   submissions, on the workers of a Dask cluster (``tools.cluster``: ``--jobs`` local
+   worker processes, or ``--scheduler``'s workers), each in its own process group, with a
    time limit per cell (nbgrader interrupts a cell that overruns) and a wall-clock
    limit after which the whole process tree is killed. nbgrader goes on to the next
    submission when one fails.
