@@ -28,6 +28,9 @@ once, as it did with its own processes.
 
 The scheduler of the local cluster listens on 127.0.0.1; the kernels, in a network
 namespace of their own, cannot reach it (nor the gradebook server).
+
+The local workers are new Python processes (multiprocessing's spawn): a script that
+calls ``grading.grade_class`` must start from ``if __name__ == "__main__":``.
 """
 
 from __future__ import annotations
