@@ -139,15 +139,27 @@ def batches(runnable: list, workers: int) -> list[list]:
 
 @contextlib.contextmanager
 def _on_worker(settings):
-    """The grader's settings on a worker: its work folder, or one of the worker's own.
+    """The grader's settings on a worker: its folders, or the worker's own.
 
-    (A worker on another machine does not see the grader's temporary folder.)
+    A worker on another machine does not see the grader's temporary folders: the work
+    folder (``work``) and, where the settings have one, the folder of the sandboxes'
+    private folders (``boxes``) are then temporary folders of the worker's.
     """
-    if settings.work is not None and settings.work.is_dir():
+    missing = {
+        name: folder
+        for name in ("work", "boxes")
+        if (folder := getattr(settings, name, None)) is not None and not Path(folder).is_dir()
+    }
+    if settings.work is None:
+        missing["work"] = None
+    if not missing:
         yield settings
         return
     with tempfile.TemporaryDirectory(prefix="memcourse-worker-") as tmp:
-        yield dataclasses.replace(settings, work=Path(tmp))
+        own = {name: Path(tmp) / name for name in missing}
+        for folder in own.values():
+            folder.mkdir()
+        yield dataclasses.replace(settings, **own)
 
 
 def _tell(topic: str, outcome) -> None:
