@@ -7,11 +7,12 @@ STAMP  := $(VENV)/.installed
 JB     := $(BIN)/jupyter-book
 # Debian packages for the PDF (TeX Live with XeTeX, latexmk, xindy, FreeFont and DejaVu:
 # Greek and symbols) and for the tests that read it (poppler-utils) and open the HTML pages
-# in a browser (chromium), and the sandbox `make grade` runs each submission in
-# (bubblewrap). `make system-deps` installs the missing ones, as root.
+# in a browser (chromium), the sandbox `make grade` runs each submission in
+# (bubblewrap), and the PostgreSQL server the gradebook tests start (postgresql).
+# `make system-deps` installs the missing ones, as root.
 SYSTEM_PACKAGES := texlive-xetex texlive-latex-recommended texlive-latex-extra \
 	texlive-fonts-recommended latexmk xindy fonts-freefont-otf fonts-dejavu-core \
-	poppler-utils chromium bubblewrap
+	poppler-utils chromium bubblewrap postgresql
 
 .PHONY: help setup system-deps mathjax book pdf test lab bench clean check assignments grade
 
@@ -22,8 +23,8 @@ help:
 	@echo "make lab    open JupyterLab; chapters open as notebooks, widgets are live (ROLE=instructor)"
 	@echo "make check  run the visible tests of your notebooks (NB=exercises/session-3/exit-test.ipynb)"
 	@echo "make assignments  regenerate exercises/ and the session pages from solutions/"
-	@echo "make grade  autograde submitted/ (ASSIGNMENTS=, SUBMITTED=, ZIP=, TIMEOUT=, JOBS=)"
-	@echo "make bench  time every figure's update (Python, then key press to picture in the lab)"
+	@echo "make grade  autograde submitted/ (ASSIGNMENTS=, SUBMITTED=, ZIP=, TIMEOUT=, JOBS=, SCHEDULER=)"
+	@echo "make bench  time every figure's update (Python, then key press to picture in the lab) and class grading"
 	@echo "make clean  remove _build (the execution cache included)"
 	@echo "make system-deps  install the Debian packages that pdf and test need (as root)"
 
@@ -90,17 +91,22 @@ assignments: $(STAMP)
 # The instructor's loop: autograde every submission (submitted/<student>/<assignment>/, or
 # ZIP= a class archive as nbgrader zip_collect expects), feedback, grades.csv, a report.
 # ASSIGNMENTS= which (default all), SUBMITTED= another tree, TIMEOUT= seconds per cell,
-# JOBS= parallel nbgrader processes, GRADE_ARGS= more options (python -m tools.grading -h).
+# JOBS= workers of the local Dask cluster (default one per core), SCHEDULER= the address
+# of an existing Dask cluster instead (tcp://host:8786; the gradebook must then be a
+# PostgreSQL server, MEMCOURSE_DB_URL), GRADE_ARGS= more options (python -m tools.grading -h).
 # Every kernel runs in a bubblewrap sandbox (tools/sandbox.py; README, "Grading safely").
 grade: $(STAMP)
 	$(BIN)/python -m tools.grading $(ASSIGNMENTS) \
 	  $(if $(SUBMITTED),--submitted $(SUBMITTED)) $(if $(ZIP),--zip $(ZIP)) \
-	  $(if $(TIMEOUT),--cell-timeout $(TIMEOUT)) $(if $(JOBS),--jobs $(JOBS)) $(GRADE_ARGS)
+	  $(if $(TIMEOUT),--cell-timeout $(TIMEOUT)) $(if $(JOBS),--jobs $(JOBS)) \
+	  $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(GRADE_ARGS)
 
-# figure updates in Python, then key press to new picture in the lab, in a real browser
+# figure updates in Python, key press to new picture in the lab (a real browser), then
+# class grading against plain sequential nbgrader
 bench: $(STAMP)
 	$(BIN)/python benchmarks/figures.py
 	$(BIN)/python benchmarks/lab_figures.py
+	$(BIN)/python benchmarks/grading.py
 
 clean:
 	rm -rf _build

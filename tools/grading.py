@@ -14,7 +14,8 @@
    grade id stops nbgrader); a deleted answer cell comes back as its stub; cells the
    student added are kept, after the graded cell they followed.
 2. **Autograding in batches.** ``nbgrader autograde`` runs once per batch of
-   submissions (``--jobs`` batches at a time, each in its own process group), with a
+   submissions, on the workers of a Dask cluster (``tools.cluster``: ``--jobs`` local
+   worker processes, or ``--scheduler``'s workers), each in its own process group, with a
    time limit per cell (nbgrader interrupts a cell that overruns) and a wall-clock
    limit after which the whole process tree is killed. nbgrader goes on to the next
    submission when one fails.
@@ -65,7 +66,7 @@ from pathlib import Path
 import nbformat
 
 from tools import assignments as course
-from tools import gradebook_guard, judge
+from tools import gradebook_db, gradebook_guard, judge
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")
 TRUNCATED = "... Output truncated ..."
@@ -1288,13 +1289,16 @@ def grade_class(
     jobs: int = 2,
     isolate: bool = False,
     progress=_say,
+    scheduler: str | None = None,
 ) -> tuple[list[Outcome], list[str]]:
     """Grade every submission of ``which``; return the outcomes and the folders left out.
 
-    The submissions are split in ``jobs`` batches, each graded by one nbgrader process
-    (nbgrader starts once per batch, not once per submission); a submission nbgrader
-    fails on is then graded again on its own (``grade_isolated``).
-    With ``isolate`` every submission gets its own process from the start.
+    The submissions are split in batches, each graded by one nbgrader process (nbgrader
+    starts once per batch, not once per submission) on a worker of a Dask cluster
+    (``tools.cluster``: ``jobs`` local worker processes, or the workers of
+    ``scheduler``); a submission nbgrader fails on is then graded again on its own
+    (``grade_isolated``). With ``isolate`` every submission gets its own process from
+    the start.
     """
     if settings.sandbox != "off":
         from tools import sandbox
@@ -1302,7 +1306,8 @@ def grade_class(
         problem = sandbox.unusable()
         if problem:
             raise SystemExit(problem)
-    settings.ledger = gradebook_guard.snapshot(settings.db_url)
+    with gradebook_db.exclusive(settings.db_url):  # the first grader creates the tables
+        settings.ledger = gradebook_guard.snapshot(settings.db_url)
     pairs, skipped = submissions(settings, which, only)
     odd = [
         Outcome(
@@ -1346,7 +1351,9 @@ def grade_class(
         settings.boxes = Path(tmp) / "boxes"
         settings.boxes.mkdir()
         release_tmp = Path(tmp) / "release"
-        prepare_gradebook(settings, graded_assignments, release_tmp)
+        with gradebook_db.exclusive(settings.db_url):  # one grader at a time (a server)
+            prepare_gradebook(settings, graded_assignments, release_tmp)
+            gradebook_db.add_students(settings.db_url, [s for _, s in pairs])
         releases = {
             a: {p.name: _read_nb(p) for p in sorted((release_tmp / a).glob("*.ipynb"))}
             for a in graded_assignments
@@ -1363,40 +1370,9 @@ def grade_class(
         for s in staged:
             if not s.screened:  # nothing nbgrader can run
                 report(finish(settings, s, False, [], 0.0))
-        leftovers: list[Staged] = []
-        if isolate:
-            leftovers = runnable
-        else:
-            parts = max(1, min(jobs, len(runnable)))
-            batches = [
-                (runnable[i::parts], f"batch-{i}") for i in range(parts) if runnable[i::parts]
-            ]
-            with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-                for rest in pool.map(lambda b: grade_batch(settings, b[0], b[1], report), batches):
-                    leftovers += rest
+        from tools import cluster
 
-        def isolated(s: Staged) -> None:
-            try:
-                report(grade_isolated(settings, s))
-            except Exception as exc:  # never let one submission stop the class
-                outcome = Outcome(
-                    s.student,
-                    s.assignment,
-                    status="failed",
-                    reasons=s.reasons
-                    + [f"the grader failed on it ({type(exc).__name__}: {exc}): scored 0"],
-                )
-                try:
-                    _record_zero(settings, s.assignment, s.student)
-                    outcome.max_score = (
-                        _scores(settings, s.assignment, s.student) or (0, 0, False)
-                    )[1]
-                except Exception:
-                    pass
-                report(outcome)
-
-        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            list(pool.map(isolated, leftovers))
+        cluster.grade(settings, runnable, jobs, isolate, report, scheduler, progress)
         if own_work:
             settings.work = None
         settings.boxes = None
@@ -1430,7 +1406,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--timeout", type=float, help="seconds for one whole submission (default: from its size)"
     )
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 2,
+        help="worker processes of the local cluster (default: one per core)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        default=os.environ.get("MEMCOURSE_SCHEDULER") or None,
+        help="grade on the workers of this Dask scheduler, e.g. tcp://host:8786 (default: "
+        "$MEMCOURSE_SCHEDULER, or a local cluster of --jobs workers); the gradebook must "
+        "then be a server (tools.cluster)",
+    )
     parser.add_argument("--memory-limit", type=int, default=4096, help="MB per process (0: none)")
     parser.add_argument(
         "--db-url", help="gradebook (default: $MEMCOURSE_DB_URL or sqlite gradebook.db)"
@@ -1476,6 +1464,11 @@ def main(argv: list[str] | None = None) -> int:
         memory_mb=args.memory_limit,
         sandbox=args.sandbox,
     )
+    from tools import cluster
+
+    refused = cluster.sqlite_refused(settings.db_url, args.scheduler)
+    if refused:
+        parser.error(refused)
     if settings.sandbox == "bwrap":
         from tools import sandbox
 
@@ -1487,7 +1480,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="memcourse-grading-") as work:
         settings.work = args.work.resolve() if args.work else Path(work)
         outcomes, skipped = grade_class(
-            settings, which, args.student or None, args.jobs, args.isolate
+            settings, which, args.student or None, args.jobs, args.isolate,
+            scheduler=args.scheduler,
         )
         for line in skipped:
             print(f"skipped {line}")
@@ -1499,7 +1493,11 @@ def main(argv: list[str] | None = None) -> int:
             for problem in feedback(settings, outcomes, args.jobs):
                 print(problem)
     # nothing but the grader wrote to the gradebook: else undo it before the export
-    tampered = gradebook_guard.check_and_restore(settings.db_url, settings.ledger)
+    tampered = gradebook_guard.check_and_restore(
+        settings.db_url,
+        settings.ledger,
+        gradebook_db.guarded(settings.db_url, [(o.assignment, o.student) for o in outcomes]),
+    )
     csv_path = (args.csv or root / "grades.csv").resolve()
     export_csv(settings, csv_path)
     report = (args.report or root / "autograded" / "grading-report.csv").resolve()
@@ -1516,4 +1514,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # through the module tools.grading, not __main__: the Dask workers unpickle its classes
+    from tools.grading import main as _main
+
+    sys.exit(_main())

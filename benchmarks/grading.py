@@ -1,0 +1,140 @@
+"""Class-grading throughput: ``make grade`` on a local Dask cluster against plain nbgrader.
+
+A simulated class (``tools.simulate_class``: full, blank and half-done submissions) is
+graded, in a copy of the course, three ways:
+
+* **plain nbgrader**: ``nbgrader autograde`` over the whole class, one process, as it
+  comes (no screening, no sandbox, no check by the grader), after the assignments are
+  recorded in its gradebook (not timed);
+* **make grade JOBS=2** (and any other ``--jobs``): ``python -m tools.grading
+  --no-feedback`` on a local cluster of that many workers, each run with a gradebook of
+  its own. Everything is timed: recording the assignments, screening, the cluster's
+  start, grading, the export. These fixed costs (about 20 s) weigh on a small class;
+  the issue's class of 160 submissions makes them small.
+
+Each prints its seconds and submissions per minute, and the ratio to plain nbgrader.
+The grades of the three must agree (the benchmark says so, or stops).
+
+    python benchmarks/grading.py                       # 12 students x 2 sessions, JOBS=2
+    python benchmarks/grading.py --students 40 --assignments session-1 session-2 \\
+        session-3 session-4 --jobs 1 2                 # the class of issue 17
+
+Target (issue 17): two local workers at least 1.8x plain sequential nbgrader, on a
+2-core machine that does nothing else (the load average is printed: on a busy machine
+the ratios say little).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tools import assignments as course  # noqa: E402
+from tools import simulate_class as sim  # noqa: E402
+
+
+def course_copy(to: pathlib.Path, which: list[str]) -> pathlib.Path:
+    """The course's nbgrader layout for ``which``, with the simulated class in submitted/."""
+    to.mkdir(parents=True)
+    shutil.copy(ROOT / "nbgrader_config.py", to / "nbgrader_config.py")
+    for where in ("solutions", "exercises"):
+        for assignment in which:
+            shutil.copytree(ROOT / where / assignment, to / where / assignment)
+    return to
+
+
+def grades(csv_path: pathlib.Path) -> dict:
+    with open(csv_path, newline="") as fh:
+        return {(r["assignment"], r["student_id"]): float(r["score"]) for r in csv.DictReader(fh)}
+
+
+def plain_nbgrader(root: pathlib.Path, which: list[str]) -> tuple[float, dict]:
+    url = f"sqlite:///{root / 'plain.db'}"
+    for assignment in which:
+        done = course.run_nbgrader(
+            ["generate_assignment", assignment, "--force",
+             f"--CourseDirectory.release_directory={root / 'release'}",
+             f"--CourseDirectory.db_url={url}"],
+            cwd=root,
+        )
+        if done.returncode:
+            raise SystemExit(done.stdout + done.stderr)
+    start = time.perf_counter()
+    done = course.run_nbgrader(
+        ["autograde", "*", "--force", f"--CourseDirectory.db_url={url}",
+         "--CourseDirectory.autograded_directory=autograded-plain"],
+        cwd=root,
+    )
+    seconds = time.perf_counter() - start
+    if done.returncode:
+        raise SystemExit("plain nbgrader failed:\n" + done.stdout[-3000:] + done.stderr[-3000:])
+    exported = course.run_nbgrader(
+        ["export", f"--to={root / 'plain.csv'}", f"--db={url}"], cwd=root
+    )
+    if exported.returncode:
+        raise SystemExit(exported.stdout + exported.stderr)
+    return seconds, grades(root / "plain.csv")
+
+
+def make_grade(root: pathlib.Path, which: list[str], jobs: int) -> tuple[float, dict]:
+    db = root / f"jobs{jobs}.db"
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.grading", *which, "--course-dir", str(root),
+         "--jobs", str(jobs), "--no-feedback", "--db-url", f"sqlite:///{db}?timeout=60",
+         "--csv", str(root / f"jobs{jobs}.csv"),
+         "--report", str(root / f"jobs{jobs}-report.csv")],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    seconds = time.perf_counter() - start
+    if done.returncode:
+        raise SystemExit(f"make grade JOBS={jobs} failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+    return seconds, grades(root / f"jobs{jobs}.csv")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=12)
+    parser.add_argument("--assignments", nargs="*", default=["session-1", "session-2"])
+    parser.add_argument("--jobs", type=int, nargs="*", default=[2],
+                        help="worker counts of make grade to time (default: 2)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="memcourse-bench-grading-") as tmp:
+        root = course_copy(pathlib.Path(tmp) / "course", args.assignments)
+        made = sim.simulate(root, args.students, args.assignments, seed=args.seed)
+        n = len(made)
+        print(f"class-grading throughput: {args.students} students x {len(args.assignments)} "
+              f"assignment(s) = {n} submissions, {os.cpu_count()} cores, load average "
+              f"{os.getloadavg()[0]:.1f} at the start")
+        rows = []
+        seconds, reference = plain_nbgrader(root, args.assignments)
+        rows.append(("plain nbgrader autograde (sequential)", seconds))
+        for jobs in args.jobs:
+            seconds, found = make_grade(root, args.assignments, jobs)
+            if found != reference:
+                differ = sorted(k for k in set(found) | set(reference)
+                                if found.get(k) != reference.get(k))
+                raise SystemExit(f"make grade JOBS={jobs} disagrees with nbgrader on {differ}")
+            rows.append((f"make grade JOBS={jobs} (local Dask cluster)", seconds))
+        plain = rows[0][1]
+        print(f"{'':<40} {'seconds':>8} {'subm/min':>9} {'vs plain':>9}")
+        for label, seconds in rows:
+            print(f"{label:<40} {seconds:>8.1f} {60 * n / seconds:>9.1f} {plain / seconds:>8.2f}x")
+        print(f"grades identical in all runs; load average {os.getloadavg()[0]:.1f} at the end")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

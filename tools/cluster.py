@@ -1,0 +1,342 @@
+"""Where a class is graded: the workers of a Dask cluster (``dask.distributed``).
+
+``tools.grading`` screens every submission on the machine it runs on, then hands the
+submissions to the workers of a cluster:
+
+* by default a **local cluster**: ``--jobs`` worker processes (``make grade JOBS=``; one
+  per core by default), one task at a time each, its scheduler on 127.0.0.1;
+* with ``--scheduler tcp://host:8786`` (``make grade SCHEDULER=``) an **existing
+  cluster** (``dask scheduler`` and ``dask worker tcp://host:8786 --nthreads 1`` on each
+  machine). Its workers must see the course folder at the same path, run the course's
+  Python (``tools`` importable, bubblewrap installed) and reach the gradebook, which
+  must then be a server (PostgreSQL, ``tools.gradebook_db``): SQLite is refused, since
+  a file written from several machines gets corrupted.
+
+A task is either a **batch** (several submissions graded by one nbgrader process,
+``grading.grade_batch``) or **one submission on its own** with repair
+(``grading.grade_isolated``). Both run on the worker as they ran in the grader before:
+a time limit per cell, a wall-clock limit per submission after which the process tree
+is killed, every kernel in the sandbox (``tools.sandbox``), the grader's own check of
+the answers (``tools.judge``). One bad submission never stops the others: the
+submissions a batch failed on, or of a batch whose task was lost (a worker that died),
+are graded again each on its own as soon as the batch ends; a submission whose own task
+is lost scores 0 with the reason (status ``failed``).
+
+Each worker sends an outcome as soon as a submission is done (a Dask event on a topic
+of this run), so the grader prints its progress line and records the gradebook rows at
+once, as it did with its own processes.
+
+The scheduler of the local cluster listens on 127.0.0.1; the kernels, in a network
+namespace of their own, cannot reach it (nor the gradebook server).
+
+The local workers are new Python processes (multiprocessing's spawn): a script that
+calls ``grading.grade_class`` must start from ``if __name__ == "__main__":``.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import dataclasses
+import logging
+import queue
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from tools import gradebook_db
+
+MAX_BATCH = 25  # submissions per batch at most: each batch pays one start of nbgrader
+# (seconds), a batch too long keeps its worker after the others are done
+
+
+def sqlite_refused(db_url: str, scheduler: str | None) -> str | None:
+    """Why the gradebook cannot serve the workers of ``scheduler`` (None when it can)."""
+    if scheduler and not gradebook_db.is_server(db_url):
+        return (
+            f"the workers of the cluster at {scheduler} write the gradebook from their own "
+            f"machines, and the gradebook {gradebook_db.hidden(db_url)} is "
+            + ("an SQLite file" if gradebook_db.is_sqlite(db_url) else "not a database server")
+            + ", which several machines cannot write safely: give a PostgreSQL gradebook "
+            "(--db-url or MEMCOURSE_DB_URL, e.g. postgresql+psycopg2://user:password@host/"
+            "memcourse), or grade on this machine's own cluster (no SCHEDULER)"
+        )
+    return None
+
+
+@contextlib.contextmanager
+def connect(jobs: int, scheduler: str | None = None):
+    """A client of the cluster: ``scheduler``'s, or a local one of ``jobs`` worker processes."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        client = Client(scheduler, timeout="30s")
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    # a task on a lost worker is not tried again elsewhere: the grader grades its
+    # submissions on their own (they may be what killed the worker)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster = LocalCluster(
+            n_workers=max(1, jobs),
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            # no dashboard; its HTTP server (health checks) on a free port of 127.0.0.1
+            scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+            memory_limit=0,  # nbgrader's processes have their own limit (--memory-limit)
+            silence_logs=logging.ERROR,
+        )
+        try:
+            client = Client(cluster)
+            try:
+                yield client
+            finally:
+                client.close()
+        finally:
+            cluster.close()
+
+
+def _worker_problem(root: str, sandbox_mode: str) -> str | None:
+    """Run on each worker of a remote cluster: can it grade this course?"""
+    if not (Path(root) / "nbgrader_config.py").is_file():
+        return f"it does not see the course folder {root}"
+    if sandbox_mode == "bwrap":
+        from tools import sandbox
+
+        return sandbox.unusable()
+    return None
+
+
+def check_workers(client, settings) -> None:
+    """Stop with a clear message when a worker of the cluster cannot grade the course."""
+    answers = client.run(_worker_problem, str(settings.root), settings.sandbox)
+    if not answers:
+        raise SystemExit("the cluster has no worker: start some (dask worker <scheduler>)")
+    bad = [f"  {worker}: {problem}" for worker, problem in sorted(answers.items()) if problem]
+    if bad:
+        raise SystemExit("these workers of the cluster cannot grade:\n" + "\n".join(bad))
+
+
+def batches(runnable: list, workers: int) -> list[list]:
+    """The submissions split in batches: as many batches as workers, or a multiple of it
+    so that no batch holds more than ``MAX_BATCH`` submissions (every worker busy, and
+    the fewest starts of nbgrader)."""
+    if not runnable:
+        return []
+    workers = max(1, workers)
+    rounds = -(-len(runnable) // (workers * MAX_BATCH))
+    parts = max(1, min(workers * rounds, len(runnable)))
+    return [runnable[i::parts] for i in range(parts) if runnable[i::parts]]
+
+
+# --------------------------------------------------------------------------- on a worker
+
+
+@contextlib.contextmanager
+def _on_worker(settings):
+    """The grader's settings on a worker: its folders, or the worker's own.
+
+    A worker on another machine does not see the grader's temporary folders: the work
+    folder (``work``) and, where the settings have one, the folder of the sandboxes'
+    private folders (``boxes``) are then temporary folders of the worker's.
+    """
+    missing = {
+        name: folder
+        for name in ("work", "boxes")
+        if (folder := getattr(settings, name, None)) is not None and not Path(folder).is_dir()
+    }
+    if settings.work is None:
+        missing["work"] = None
+    if not missing:
+        yield settings
+        return
+    with tempfile.TemporaryDirectory(prefix="memcourse-worker-") as tmp:
+        own = {name: Path(tmp) / name for name in missing}
+        for folder in own.values():
+            folder.mkdir()
+        yield dataclasses.replace(settings, **own)
+
+
+def _tell(topic: str, outcome) -> None:
+    """Send one outcome to the grader now (a Dask event); the task's result carries it too."""
+    try:
+        from distributed import get_worker
+
+        get_worker().log_event(topic, dataclasses.asdict(outcome))
+    except Exception:  # noqa: BLE001 - the result of the task brings it anyway
+        pass
+
+
+def grade_batch_task(settings, batch: list, name: str, topic: str):
+    """A batch on a worker: (its outcomes, the submissions to grade again on their own)."""
+    from tools import grading
+
+    outcomes = []
+
+    def report(outcome) -> None:
+        outcomes.append(outcome)
+        _tell(topic, outcome)
+
+    with _on_worker(settings) as here:
+        leftovers = grading.grade_batch(here, batch, name, report)
+    return outcomes, leftovers
+
+
+def grade_one_task(settings, staged, topic: str):
+    """One submission on a worker, on its own (with repair)."""
+    from tools import grading
+
+    with _on_worker(settings) as here:
+        outcome = grading.grade_isolated(here, staged)
+    _tell(topic, outcome)
+    return outcome
+
+
+# --------------------------------------------------------------------------- the grader
+
+
+def failed_outcome(settings, staged, exc: BaseException):
+    """A submission whose grading was lost: 0 in the gradebook, with the reason."""
+    from tools import grading
+
+    outcome = grading.Outcome(
+        staged.student,
+        staged.assignment,
+        status="failed",
+        reasons=staged.reasons
+        + [f"the grader failed on it ({type(exc).__name__}: {exc}): scored 0"],
+    )
+    try:
+        grading._record_zero(settings, staged.assignment, staged.student)
+        outcome.max_score = (
+            grading._scores(settings, staged.assignment, staged.student) or (0, 0, False)
+        )[1]
+    except Exception:  # noqa: BLE001 - the report says failed anyway
+        pass
+    return outcome
+
+
+def grade(
+    settings,
+    runnable: list,
+    jobs: int,
+    isolate: bool,
+    report,
+    scheduler: str | None = None,
+    progress=None,
+) -> dict:
+    """Grade the screened submissions ``runnable`` on the cluster; ``report(outcome)`` each.
+
+    ``report`` is called in this thread, once per submission, as soon as it is done.
+    Returns how many submissions each worker graded (by address); ``progress(line)``
+    gets that as a line at the end.
+    """
+    from tools import grading
+
+    if not runnable:
+        return {}
+    refused = sqlite_refused(settings.db_url, scheduler)
+    if refused:
+        raise SystemExit(refused)
+    plain = dataclasses.replace(settings, ledger={})  # the ledger stays with the grader
+    if settings.work is not None:  # the workers of this machine use it (_on_worker)
+        settings.work.mkdir(parents=True, exist_ok=True)
+    run = uuid.uuid4().hex[:12]
+    topic = f"memcourse-grading-{run}"
+    arrived: queue.Queue = queue.Queue()
+    reported: set = set()
+    graded_on: dict = {}  # (student, assignment) -> the worker's address
+
+    def deliver(outcome) -> None:
+        key = (outcome.student, outcome.assignment)
+        if key not in reported:
+            reported.add(key)
+            report(outcome)
+
+    def drain() -> None:
+        while True:
+            try:
+                message = arrived.get_nowait()
+            except queue.Empty:
+                return
+            if not isinstance(message, dict):
+                continue
+            message = dict(message)
+            worker = message.pop("worker", None)  # the scheduler adds the sender
+            try:
+                outcome = grading.Outcome(**message)
+            except TypeError:  # not an outcome of ours
+                continue
+            outcome.reasons = list(outcome.reasons)  # msgpack sends a list as a tuple
+            if worker:
+                graded_on[(outcome.student, outcome.assignment)] = worker
+            deliver(outcome)
+
+    with connect(jobs, scheduler) as client:
+        if scheduler:
+            check_workers(client, settings)
+        workers = max(1, len(client.scheduler_info().get("workers", {})) or jobs)
+        client.subscribe_topic(topic, lambda event: arrived.put(event[1]))
+        pending: dict = {}  # future -> ("batch", [Staged]) or ("one", Staged)
+
+        def one(staged) -> None:
+            future = client.submit(
+                grade_one_task, plain, staged, topic, key=f"grade-{run}-{staged.student}-"
+                f"{staged.assignment}-{uuid.uuid4().hex[:6]}", pure=False, priority=1
+            )
+            pending[future] = ("one", staged)
+
+        if isolate:
+            for staged in runnable:
+                one(staged)
+        else:
+            for i, batch in enumerate(batches(runnable, workers)):
+                future = client.submit(
+                    grade_batch_task, plain, batch, f"batch-{i}", topic,
+                    key=f"grade-{run}-batch-{i}", pure=False,
+                )
+                pending[future] = ("batch", batch)
+        try:
+            while pending:
+                drain()
+                for future in [f for f in pending if f.done()]:
+                    kind, what = pending.pop(future)
+                    try:
+                        result = future.result()
+                    except Exception as exc:  # noqa: BLE001 - a lost task stops nothing
+                        if kind == "one":
+                            deliver(failed_outcome(settings, what, exc))
+                            continue
+                        result = ([], [])
+                        for staged in what:
+                            if (staged.student, staged.assignment) not in reported:
+                                staged.batch_error = (
+                                    f"its batch was lost ({type(exc).__name__}: {exc})"
+                                )
+                                result[1].append(staged)
+                    if kind == "one":
+                        deliver(result)
+                        continue
+                    outcomes, leftovers = result
+                    for outcome in outcomes:
+                        deliver(outcome)
+                    for staged in leftovers:  # graded again on their own, now
+                        one(staged)
+                if pending:
+                    time.sleep(0.25)
+            drain()
+        finally:
+            with contextlib.suppress(Exception):
+                client.unsubscribe_topic(topic)
+    per_worker = dict(sorted(collections.Counter(graded_on.values()).items()))
+    if progress and per_worker:
+        progress(
+            f"graded on {len(per_worker)} worker(s): "
+            + ", ".join(f"{w} {n}" for w, n in per_worker.items())
+        )
+    return per_worker
