@@ -11,19 +11,14 @@ L = (o - 1)^2 / 2, so that g = dL/do = o - 1.
 
 from __future__ import annotations
 
-import functools
-
 import ipywidgets as widgets
 import numpy as np
-
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.patches import FancyBboxPatch
-from matplotlib.path import Path
-from matplotlib.textpath import TextPath
 from matplotlib.transforms import Affine2D
 
 from memkit import attention, style
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, text_outline
 from memkit.figures.key_training import BETA, KEY_ANGLES, QUERY, TARGET, VALUES
 
 KEYS = np.column_stack([np.cos(np.radians(KEY_ANGLES)), np.sin(np.radians(KEY_ANGLES))])
@@ -88,15 +83,6 @@ def gradient_at(node: str) -> dict:
         "values": np.asarray(values, dtype=float), "labels": labels,
         "output": float(o[0]), "g": float(g[0]), "weights": a,
     }
-
-
-@functools.lru_cache(maxsize=None)
-def _outline(label: str, size: float = 7) -> Path:
-    """The outline of ``label`` at ``size`` points, centred on the origin (cheaper than a Text)."""
-    outline = TextPath((0, 0), label, size=size)
-    extents = outline.get_extents()
-    centre = ((extents.x0 + extents.x1) / 2, (extents.y0 + extents.y1) / 2)
-    return Path(outline.vertices - centre, outline.codes)
 
 
 class AttentionGradientGraph(InteractiveFigure):
@@ -174,11 +160,11 @@ class AttentionGradientGraph(InteractiveFigure):
         self.backward.set_colors(colours)
         self.heads.set_facecolors(colours)
         self.ring.set_offsets([NODES[data["node"]]])
-        self.formula.set_paths([_outline(data["formula"], 12)])
+        self.formula.set_paths([text_outline(data["formula"], 12)])
         values = data["values"]
         for i, bar in enumerate(self.bars):
             bar.set_height(values[i] if i < values.size else 0.0)
-        self.ticks.set_paths([_outline(label) for label in data["labels"]])
+        self.ticks.set_paths([text_outline(label, 7) for label in data["labels"]])
         self.ticks.set_offsets(np.column_stack([np.arange(values.size), np.full(values.size, -2.3)]))
 
     def describe(self, data):

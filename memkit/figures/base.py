@@ -33,6 +33,7 @@ drawing.
 from __future__ import annotations
 
 import base64
+import functools
 import io
 from typing import Any
 
@@ -41,6 +42,8 @@ from matplotlib import rc_context
 from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.path import Path
+from matplotlib.textpath import TextPath
 from PIL import Image
 
 from memkit import style
@@ -52,6 +55,19 @@ CSS_PX_PER_INCH = 112
 LIVE_DENSITY = 1.5
 #: JPEG quality of the live picture
 LIVE_QUALITY = 92
+
+
+@functools.lru_cache(maxsize=None)
+def text_outline(label: str, size: float) -> Path:
+    """The outline of ``label`` (mathtext allowed) at ``size`` points, centred on the origin.
+
+    Labels that move are drawn as outlines in one PathCollection: matplotlib renders a
+    Text glyph by glyph, which costs more in an update than moving a path.
+    """
+    outline = TextPath((0, 0), label, size=size)
+    extents = outline.get_extents()
+    centre = ((extents.x0 + extents.x1) / 2, (extents.y0 + extents.y1) / 2)
+    return Path(outline.vertices - centre, outline.codes)
 
 
 class InteractiveFigure:

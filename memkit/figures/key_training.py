@@ -16,12 +16,10 @@ import ipywidgets as widgets
 import numpy as np
 
 from matplotlib.collections import PathCollection
-from matplotlib.path import Path
-from matplotlib.textpath import TextPath
 from matplotlib.transforms import Affine2D
 
 from memkit import attention, style
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, text_outline
 
 #: initial directions of the three keys, in degrees
 KEY_ANGLES = np.array([60.0, 150.0, 100.0])
@@ -88,12 +86,7 @@ class KeyTrainingFigure(InteractiveFigure):
                                 scale_units="xy", scale=1, width=0.012)
         self.dots = ax.scatter(zeros, zeros, s=zeros, color=style.KEY, alpha=0.35, zorder=3)
         # the key labels as outlines in one collection (three mathtext Texts cost more)
-        paths = []
-        for i, v in enumerate(VALUES):
-            outline = TextPath((0, 0), f"$k_{i}$ (v={v:g})", size=8)
-            box = outline.get_extents()
-            paths.append(Path(outline.vertices - [(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2],
-                              outline.codes))
+        paths = [text_outline(f"$k_{i}$ (v={v:g})", 8) for i, v in enumerate(VALUES)]
         self.labels = PathCollection(paths, offsets=np.zeros((3, 2)), offset_transform=ax.transData,
                                      transform=Affine2D().scale(figure.dpi / 72),
                                      edgecolors="none", facecolors=style.KEY)

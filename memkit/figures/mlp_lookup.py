@@ -13,12 +13,10 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.collections import PathCollection
 from matplotlib.colors import to_rgba
-from matplotlib.path import Path
-from matplotlib.textpath import TextPath
 from matplotlib.transforms import Affine2D
 
 from memkit import scores, style
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, text_outline
 
 #: directions of the six keys, in degrees (unit keys in R^2)
 KEY_ANGLES = np.array([15.0, 80.0, 140.0, 195.0, 250.0, 320.0])
@@ -55,18 +53,6 @@ def mlp_lookup(t: float) -> dict:
         "output": output,
         "firing": np.flatnonzero(weights > 0),
     }
-
-
-def _outline(label: str, size: float) -> Path:
-    """The outline of ``label`` at ``size`` points, centred on the origin.
-
-    The labels that move are drawn as outlines in one collection: matplotlib renders
-    a text glyph by glyph, which costs more than moving a path.
-    """
-    outline = TextPath((0, 0), label, size=size)
-    extents = outline.get_extents()
-    centre = ((extents.x0 + extents.x1) / 2, (extents.y0 + extents.y1) / 2)
-    return Path(outline.vertices - centre, outline.codes)
 
 
 class MlpLookup(InteractiveFigure):
@@ -123,7 +109,7 @@ class MlpLookup(InteractiveFigure):
                                         scale_units="xy", scale=1, minlength=0, width=0.015)
         # the number of each weighted value beside it, and the name of the output at its tip
         self.labels = PathCollection(
-            [_outline(label, 8) for label in labels] + [_outline("f(x)", 9)],
+            [text_outline(label, 8) for label in labels] + [text_outline("f(x)", 9)],
             offsets=np.zeros((UNITS + 1, 2)), offset_transform=self.ax_out.transData,
             transform=Affine2D().scale(figure.dpi / 72), edgecolors="none",
         )
