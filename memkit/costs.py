@@ -144,17 +144,6 @@ def state_numbers(d_k: int, d_v: int, normaliser: bool = False) -> int:
 __all__ += ["gqa_cache_numbers_per_token", "gqa_crossover_tokens", "orthogonal_bound"]
 
 
-def _kv_heads(heads: int, kv_heads: int) -> tuple[int, int]:
-    heads = as_count(heads, "heads")
-    kv_heads = as_count(kv_heads, "kv_heads")
-    if heads % kv_heads:
-        raise ValueError(
-            f"kv_heads must divide heads (each key-value head serves a whole group of query"
-            f" heads), got heads = {heads}, kv_heads = {kv_heads}"
-        )
-    return heads, kv_heads
-
-
 def gqa_cache_numbers_per_token(d: int, layers: int, heads: int, kv_heads: int) -> Fraction:
     """Numbers cached per token when ``heads`` query heads share ``kv_heads`` key-value heads.
 
@@ -163,8 +152,7 @@ def gqa_cache_numbers_per_token(d: int, layers: int, heads: int, kv_heads: int) 
     ``cache_numbers_per_token`` shrunk by the factor ``h / g``. ``kv_heads`` must divide
     ``heads``; ``kv_heads = heads`` is ordinary multi-head attention. Returns a Fraction.
     """
-    heads, kv_heads = _kv_heads(heads, kv_heads)
-    return Fraction(cache_numbers_per_token(d, layers) * kv_heads, heads)
+    return cache_numbers_per_token(d, layers) * kv_cache_fraction(heads, kv_heads)
 
 
 def gqa_crossover_tokens(d: int, heads: int, kv_heads: int, layers: int = 32,
@@ -265,7 +253,10 @@ def kv_cache_fraction(h: int, kv_heads: int) -> Fraction:
     h = as_count(h, "h")
     g = as_count(kv_heads, "kv_heads")
     if h % g:
-        raise ValueError(f"kv_heads must divide h, got h = {h}, kv_heads = {g}")
+        raise ValueError(
+            f"kv_heads must divide heads (each key-value head serves a whole group of query"
+            f" heads), got heads = {h}, kv_heads = {g}"
+        )
     return Fraction(g, h)
 
 
