@@ -38,6 +38,7 @@ from tools import lab_browser
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "_build" / "screenshots"
+KEPT = ROOT / "_build" / "hub-test"  # the grading log, submissions, feedback of the last run
 ASSIGNMENT = "session-3"
 NOTEBOOKS = ["exercises", "exit-test"]
 WAIT = 180_000  # ms: a single-user server starting on a loaded 2-core machine
@@ -156,9 +157,9 @@ def log_in(browser, hub, user: str, password: str):
 
 
 def open_assignments(page):
-    """The Assignments tab, as a student opens it: menu Nbgrader, Assignments."""
+    """The Assignments tab, as a student opens it: menu Nbgrader, Assignment List."""
     page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
-    page.locator(".lm-Menu-itemLabel", has_text="Assignments").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Assignment List").first.click()
     page.locator("#released_assignments_list").wait_for()
 
 
@@ -221,6 +222,12 @@ def loop(hub, browser):
     t1 = time.monotonic()
     graded = as_user(hub, instructor, ["make", "grade", f"ASSIGNMENTS={ASSIGNMENT}"], course,
                      timeout=900)
+    KEPT.mkdir(parents=True, exist_ok=True)  # what grading said, kept for a person to read
+    (KEPT / "make-grade.log").write_text(graded.stdout + graded.stderr)
+    for name in ("submitted", "autograded", "feedback"):
+        shutil.rmtree(KEPT / name, ignore_errors=True)
+        if (course / name).is_dir():
+            shutil.copytree(course / name, KEPT / name)
     assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
     timings["make grade on the hub"] = time.monotonic() - t1
     released_fb = as_user(hub, instructor, ["nbgrader", "release_feedback", ASSIGNMENT], course)
@@ -253,7 +260,9 @@ def test_students_fetch_their_own_feedback(loop):
     hub = loop["hub"]
     full, partly = hub.student_names
     scores = grades(loop["course"] / "grades.csv")
-    assert scores[(full, ASSIGNMENT)][0] > scores[(partly, ASSIGNMENT)][0] > 0, scores
+    report = (loop["course"] / "autograded" / "grading-report.csv").read_text()
+    assert scores[(full, ASSIGNMENT)][0] > scores[(partly, ASSIGNMENT)][0] > 0, (
+        scores, report, loop["grade_output"][-3000:])
     for student in (full, partly):
         fetched = sorted((hub.home(student) / ASSIGNMENT / "feedback").glob("*/*.html"))
         assert sorted(p.stem for p in fetched) == NOTEBOOKS, (student, fetched)

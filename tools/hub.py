@@ -457,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
     for user, password in passwords.items():
         role = "instructor" if user == hub.instructor else "student"
         say(f"  {user:<16} {password:<14} {role}")
-    say(f"Students: menu Nbgrader > Assignments (Fetch, then Submit). Instructor: Formgrader,"
+    say(f"Students: menu Nbgrader > Assignment List (Fetch, then Submit). Instructor: Formgrader,"
         f" and a terminal in ~/{COURSE_ID} (nbgrader release_assignment session-3, nbgrader"
         " collect session-3, make grade, nbgrader release_feedback session-3).")
     say("Stop it with: make hub-stop")
