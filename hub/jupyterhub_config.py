@@ -42,6 +42,10 @@ c.JupyterHub.authenticator_class = "pam"
 c.PAMAuthenticator.allowed_groups = {GROUP}
 c.PAMAuthenticator.open_sessions = False  # no login session (pam_loginuid) for a server
 c.Authenticator.admin_users = set(INSTRUCTORS)
+c.JupyterHub.template_vars = {
+    "announcement_login": "Transformers as memory: log in with the account and password your "
+    "instructor gave you (<code>make hub</code> prints them).",
+}
 
 # -- each user's server: the course's lab, run as that user ------------------------
 c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"

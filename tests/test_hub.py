@@ -243,8 +243,10 @@ def loop(hub, browser):
         if student == full:
             shot(page, "feedback-fetched")
             page.locator("#submitted_assignments_list a", has_text="view feedback").first.click()
-            page.wait_for_timeout(1500)
-            shot(page, "feedback-folder")
+            page.locator(".jp-DirListing-item", has_text="exit-test.html").dblclick()
+            page.locator(".jp-HTMLViewer iframe").wait_for()
+            page.wait_for_timeout(2000)
+            shot(page, "feedback")
     timings["whole loop"] = time.monotonic() - t0
     print(" | ".join(f"{k}: {v:.0f} s" for k, v in timings.items()))
     return {"hub": hub, "course": course, "pages": pages, "grade_output": graded.stdout}
