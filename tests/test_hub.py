@@ -15,7 +15,9 @@ collects, grades with ``make grade`` in the course folder and releases the feedb
 (``nbgrader release_feedback``); each student fetches their own feedback in the
 Assignments tab. Then, as the students' Unix users: nobody reads another's feedback or
 the instructor's solutions, autograded notebooks or gradebook. The grades equal those of
-`make grade` run on a copy of the collected notebooks. Screenshots: _build/screenshots/hub-*.png.
+`make grade` run on a copy of the collected notebooks. Last, the instructor logs in and
+Formgrader shows in its tab. Screenshots: _build/screenshots/hub-*.png; the grading log,
+submissions and feedback of the last run: _build/hub-test/.
 """
 
 from __future__ import annotations
@@ -247,6 +249,15 @@ def loop(hub, browser):
             page.locator(".jp-HTMLViewer iframe").wait_for()
             page.wait_for_timeout(2000)
             shot(page, "feedback")
+    # the instructor's lab: Formgrader in its tab (framed by the same server)
+    page = log_in(browser, hub, instructor, passwords[instructor])
+    page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Formgrader$")).first.click()
+    frame = page.frame_locator("iframe[src$='/formgrader']")
+    frame.get_by_text("Manage Assignments").first.wait_for()
+    frame.get_by_text(ASSIGNMENT).first.wait_for()
+    shot(page, "formgrader")
+    page.context.close()
     timings["whole loop"] = time.monotonic() - t0
     print(" | ".join(f"{k}: {v:.0f} s" for k, v in timings.items()))
     return {"hub": hub, "course": course, "pages": pages, "grade_output": graded.stdout}
@@ -288,6 +299,10 @@ def test_students_cannot_read_what_is_not_theirs(loop):
     ]
     for path in forbidden:
         assert path.exists(), path
+        read = as_user(hub, full, ["cat", str(path)])
+        assert read.returncode != 0 and "Permission denied" in read.stderr, (path, read.stderr)
+    for path in (hub.state / "passwords.json", hub.state / "jupyterhub_cookie_secret",
+                 hub.state / "jupyterhub.sqlite"):  # the hub's secrets
         read = as_user(hub, full, ["cat", str(path)])
         assert read.returncode != 0 and "Permission denied" in read.stderr, (path, read.stderr)
     for folder in ("inbound", "feedback"):  # the exchange: nobody lists the others' files

@@ -76,6 +76,7 @@ def free_port() -> int:
 
 def port_free(port: int) -> bool:
     with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the proxy binds it
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:
@@ -178,7 +179,8 @@ def ensure_venv(hub: Hub) -> None:
         done["package"] = package
     stamp.write_text(json.dumps(done) + "\n")
     (venv / ".installed").touch()  # the Makefile's stamp: `make grade` in a course copy
-    _world_readable(hub.prefix)
+    _world_readable(venv)
+    _world_readable(hub.prefix / "node")
 
 
 def _copy(src: Path, dest: Path) -> None:
@@ -191,6 +193,8 @@ def _copy(src: Path, dest: Path) -> None:
 
 
 def _world_readable(path: Path) -> None:
+    """Readable by the users: the venv, the proxy, the lab's files (never the state folder,
+    which holds the hub's secrets and the passwords)."""
     subprocess.run(["chmod", "-R", "a+rX,go-w", str(path)], check=True)
 
 
@@ -336,7 +340,7 @@ def start(hub: Hub, ready_timeout: float = 120) -> subprocess.Popen:
         raise SystemExit(f"a hub is running already (PID {running_pid(pid_file)}): "
                          "make hub-stop first")
     hub.state.mkdir(parents=True, exist_ok=True)
-    os.chmod(hub.state, 0o700)
+    subprocess.run(["chmod", "-R", "go-rwx", str(hub.state)], check=True)  # root's only
     log = open(hub.state / "jupyterhub.log", "a")  # noqa: SIM115 (the child keeps it)
     process = subprocess.Popen(
         [sys.executable, "-m", "jupyterhub", "-f", str(CONFIG_FILE)],
