@@ -44,7 +44,8 @@ c.PAMAuthenticator.open_sessions = False  # no login session (pam_loginuid) for 
 c.Authenticator.admin_users = set(INSTRUCTORS)
 c.JupyterHub.template_vars = {
     "announcement_login": "Transformers as memory: log in with the account and password your "
-    "instructor gave you (<code>make hub</code> prints them).",
+    "instructor gave you (<code>make hub</code> prints them). Your assignments are in the "
+    "lab's menu <b>Nbgrader &gt; Assignment List</b>.",
 }
 
 # -- each user's server: the course's lab, run as that user ------------------------
