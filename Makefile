@@ -8,13 +8,16 @@ JB     := $(BIN)/jupyter-book
 # Debian packages for the PDF (TeX Live with XeTeX, latexmk, xindy, FreeFont and DejaVu:
 # Greek and symbols) and for the tests that read it (poppler-utils) and open the HTML pages
 # in a browser (chromium), the sandbox `make grade` runs each submission in
-# (bubblewrap), and the PostgreSQL server the gradebook tests start (postgresql).
+# (bubblewrap), the PostgreSQL server the gradebook tests start (postgresql), and the
+# course hub (make hub): Debian's Python with venv for the users' environment (python3-venv)
+# (npm, for JupyterHub's proxy and MathJax, is checked below).
 # `make system-deps` installs the missing ones, as root.
 SYSTEM_PACKAGES := texlive-xetex texlive-latex-recommended texlive-latex-extra \
 	texlive-fonts-recommended latexmk xindy fonts-freefont-otf fonts-dejavu-core \
-	poppler-utils chromium bubblewrap postgresql
+	poppler-utils chromium bubblewrap postgresql python3-venv
 
-.PHONY: help setup system-deps mathjax book pdf test lab bench clean check assignments grade
+.PHONY: help setup system-deps mathjax book pdf test lab bench clean check assignments grade \
+	hub hub-stop
 
 help:
 	@echo "make book   build the HTML book into _build/html (executes every chapter)"
@@ -24,6 +27,8 @@ help:
 	@echo "make check  run the visible tests of your notebooks (NB=exercises/session-3/exit-test.ipynb)"
 	@echo "make assignments  regenerate exercises/ and the session pages from solutions/"
 	@echo "make grade  autograde submitted/ (ASSIGNMENTS=, SUBMITTED=, ZIP=, TIMEOUT=, JOBS=, SCHEDULER=)"
+	@echo "make hub   the course on a local JupyterHub (as root): users, exchange, lab; HUB_PORT="
+	@echo "make hub-stop  stop it"
 	@echo "make bench  time every figure's update (Python, then key press to picture in the lab) and class grading"
 	@echo "make clean  remove _build (the execution cache included)"
 	@echo "make system-deps  install the Debian packages that pdf and test need (as root)"
@@ -100,6 +105,16 @@ grade: $(STAMP)
 	  $(if $(SUBMITTED),--submitted $(SUBMITTED)) $(if $(ZIP),--zip $(ZIP)) \
 	  $(if $(TIMEOUT),--cell-timeout $(TIMEOUT)) $(if $(JOBS),--jobs $(JOBS)) \
 	  $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(GRADE_ARGS)
+
+# The course on a local JupyterHub on 127.0.0.1 (tools/hub.py, hub/jupyterhub_config.py),
+# as root: Unix users mc-instructor, mc-student1, mc-student2 (passwords printed), nbgrader's
+# exchange /srv/nbgrader/exchange, the users' environment /srv/memcourse/venv; HUB_PORT=
+# (default 8000, or a free port). make hub-stop stops it by PID.
+hub: $(STAMP) system-deps
+	$(BIN)/python -m tools.hub start $(if $(HUB_PORT),--port $(HUB_PORT))
+
+hub-stop: $(STAMP)
+	$(BIN)/python -m tools.hub stop
 
 # figure updates in Python, key press to new picture in the lab (a real browser), then
 # class grading against plain sequential nbgrader

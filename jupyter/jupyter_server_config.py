@@ -23,3 +23,8 @@ c.ServerApp.jpserver_extensions = {
 # kernels talk to the server over encrypted channels (CurveZMQ), so they print no
 # warning about plain-text TCP
 c.KernelManager.transport_encryption = "auto"
+
+# Formgrader and the other nbgrader pages are shown in JupyterLab in an iframe of the same
+# server: allow that framing ('self'), which JupyterHub's single-user server otherwise
+# forbids ("frame-ancestors 'none'", and Formgrader's tab says "refused to connect").
+c.ServerApp.tornado_settings = {"headers": {"Content-Security-Policy": "frame-ancestors 'self'"}}

@@ -1,0 +1,85 @@
+# JupyterHub configuration of the course hub (`make hub`, tools/hub.py).
+#
+# A local hub on 127.0.0.1: real Unix users of the group `memcourse` log in with their
+# password (PAM); each gets a single-user JupyterLab run as that user from the users'
+# environment (a virtual environment every user can read), with the course's lab
+# configuration (jupyter/ of the course: chapters drawn as the book, the kernel
+# "Python 3", nbgrader's Assignments tab for students, Formgrader for the instructor).
+# nbgrader's exchange and course id are in each user's ~/.jupyter/nbgrader_config.py.
+#
+# tools/hub.py passes the places in the environment; the defaults are `make hub`'s. To
+# move this to your own hub, keep the Spawner part (environment, cmd, default_url,
+# pre_spawn_hook) and replace the rest by your hub's settings (README, "The course hub").
+import grp
+import os
+
+c = get_config()  # noqa: F821 (JupyterHub's config loader provides it)
+
+env = os.environ.get
+STATE = env("MEMCOURSE_HUB_STATE", "/srv/memcourse/hub")
+VENV = env("MEMCOURSE_HUB_VENV", "/srv/memcourse/venv")
+LAB = env("MEMCOURSE_HUB_LAB", "/srv/memcourse/lab")  # jupyter/, tools/lab*.py, book/
+GROUP = env("MEMCOURSE_HUB_GROUP", "memcourse")
+INSTRUCTORS = set(filter(None, env("MEMCOURSE_HUB_INSTRUCTORS", "mc-instructor").split(",")))
+EXCHANGE = env("MEMCOURSE_EXCHANGE", "/srv/nbgrader/exchange")
+
+# -- the hub and its proxy: 127.0.0.1 only ----------------------------------------
+c.JupyterHub.ip = "127.0.0.1"
+c.JupyterHub.port = int(env("MEMCOURSE_HUB_PORT", "8000"))
+c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.hub_port = int(env("MEMCOURSE_HUB_API_PORT", "8081"))
+c.ConfigurableHTTPProxy.command = [env("MEMCOURSE_HUB_PROXY", "configurable-http-proxy")]
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{int(env('MEMCOURSE_HUB_PROXY_API', '8001'))}"
+c.ConfigurableHTTPProxy.pid_file = os.path.join(STATE, "proxy.pid")
+c.JupyterHub.db_url = f"sqlite:///{os.path.join(STATE, 'jupyterhub.sqlite')}"
+c.JupyterHub.cookie_secret_file = os.path.join(STATE, "jupyterhub_cookie_secret")
+c.JupyterHub.pid_file = os.path.join(STATE, "jupyterhub.pid")
+c.JupyterHub.cleanup_servers = True  # stopping the hub stops every user's server
+c.JupyterHub.cleanup_proxy = True
+
+# -- who may log in: the Unix users of the course's group, with their password --------
+c.JupyterHub.authenticator_class = "pam"
+c.PAMAuthenticator.allowed_groups = {GROUP}
+c.PAMAuthenticator.open_sessions = False  # no login session (pam_loginuid) for a server
+c.Authenticator.admin_users = set(INSTRUCTORS)
+c.JupyterHub.template_vars = {
+    "announcement_login": "Transformers as memory: log in with the account and password your "
+    "instructor gave you (<code>make hub</code> prints them). Your assignments are in the "
+    "lab's menu <b>Nbgrader &gt; Assignment List</b>.",
+}
+
+# -- each user's server: the course's lab, run as that user ------------------------
+c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"
+c.Spawner.cmd = [os.path.join(VENV, "bin", "jupyterhub-singleuser")]
+c.Spawner.default_url = "/lab"
+c.Spawner.notebook_dir = "~"
+c.Spawner.start_timeout = int(env("MEMCOURSE_HUB_START_TIMEOUT", "180"))
+c.Spawner.http_timeout = int(env("MEMCOURSE_HUB_START_TIMEOUT", "180"))
+if env("MEMCOURSE_HUB_EXPOSE_APP") == "1":  # the end-to-end test asks JupyterLab from the page
+    c.Spawner.args = ["--LabApp.expose_app_in_browser=True"]
+
+
+def role_of(name: str) -> str:
+    if name in INSTRUCTORS:
+        return "instructor"
+    try:
+        return "instructor" if name in grp.getgrnam(f"{GROUP}-instructors").gr_mem else "student"
+    except KeyError:
+        return "student"
+
+
+def course_lab(spawner) -> None:
+    """The course's lab configuration for this user's role (as tools/lab.py gives it)."""
+    role = role_of(spawner.user.name)
+    spawner.environment.update({
+        "PATH": f"{VENV}/bin:/usr/local/bin:/usr/bin:/bin",  # the kernel's `python`
+        "JUPYTER_CONFIG_PATH": f"{LAB}/_build/lab/{role}:{LAB}/jupyter",
+        "JUPYTER_PATH": f"{LAB}/jupyter",
+        "PYTHONPATH": LAB,  # tools.lab (server extension), tools.lab_contents
+        "MEMCOURSE_ROLE": role,
+        "MEMCOURSE_EXCHANGE_FOUND": "1",
+        "MEMCOURSE_EXCHANGE": EXCHANGE,
+    })
+
+
+c.Spawner.pre_spawn_hook = course_lab

@@ -1,0 +1,114 @@
+"""The course hub's configuration files (issue 15), checked without starting anything.
+
+* hub/z2jh-values.yaml, the values of the Zero to JupyterHub chart, merged into the
+  chart's defaults as Helm merges them and validated against the chart's own values
+  schema (vendored in hub/z2jh/, from the chart's tag 4.4.0; see its README);
+* what it must carry for the course: the exchange on a shared volume at the place the
+  users' nbgrader looks, the course's lab per role, JupyterLab as the default page;
+* hub/jupyterhub_config.py loads, listens on 127.0.0.1 only, and gives a student the
+  student lab with the Assignments tab and the instructor Formgrader.
+"""
+
+import copy
+import json
+import types
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+Z2JH = ROOT / "hub" / "z2jh"
+
+
+def helm_merge(defaults, values):
+    """Helm's merge of a values file into the chart's defaults: maps recursively, the rest
+    replaced (a null removes the key)."""
+    merged = copy.deepcopy(defaults)
+    for key, value in values.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = helm_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def load(name):
+    return yaml.safe_load((ROOT / "hub" / name).read_text())
+
+
+@pytest.fixture(scope="module")
+def schema():
+    return json.loads((Z2JH / "values.schema.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def merged():
+    return helm_merge(yaml.safe_load((Z2JH / "chart-values.yaml").read_text()),
+                      load("z2jh-values.yaml"))
+
+
+def test_values_file_validates_against_the_charts_schema(schema, merged):
+    jsonschema.validate(merged, schema)
+
+
+def test_the_schema_catches_a_mistake(schema, merged):
+    """The check can fail: a misspelt key and a wrong type are refused."""
+    wrong = copy.deepcopy(merged)
+    wrong["singleuser"]["storage"]["extraVolumeMount"] = []
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(wrong, schema)
+    wrong = copy.deepcopy(merged)
+    wrong["singleuser"]["defaultUrl"] = ["/lab"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(wrong, schema)
+
+
+def test_values_carry_the_exchange_and_the_course_lab(merged):
+    single = merged["singleuser"]
+    exchange = single["extraEnv"]["MEMCOURSE_EXCHANGE"]
+    mounts = {m["name"]: m["mountPath"] for m in single["storage"]["extraVolumeMounts"]}
+    volumes = {v["name"]: v for v in single["storage"]["extraVolumes"]}
+    assert exchange in mounts.values(), "the exchange is not on a shared volume"
+    name = next(n for n, path in mounts.items() if path == exchange)
+    assert "persistentVolumeClaim" in volumes[name]
+    assert single["defaultUrl"] == "/lab"
+    code = merged["hub"]["extraConfig"]["memcourse-roles"]
+    compile(code, "extraConfig", "exec")  # Python that the hub will run
+    assert "pre_spawn_hook" in code and "MEMCOURSE_EXCHANGE_FOUND" in code
+
+
+def hub_config(**env):
+    """hub/jupyterhub_config.py run as JupyterHub runs it: its `c` and its hook."""
+    from traitlets.config import Config
+
+    c = Config()
+    namespace = {"get_config": lambda: c}
+    import os
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        exec(compile((ROOT / "hub" / "jupyterhub_config.py").read_text(), "config", "exec"),
+             namespace)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return c
+
+
+def test_local_hub_config_roles_and_address():
+    c = hub_config(MEMCOURSE_HUB_INSTRUCTORS="prof", MEMCOURSE_HUB_LAB="/lab-files")
+    assert c.JupyterHub.ip == "127.0.0.1" and c.JupyterHub.hub_ip == "127.0.0.1"
+    assert c.JupyterHub.authenticator_class == "pam"
+    seen = {}
+    for name in ("prof", "ann"):
+        spawner = types.SimpleNamespace(user=types.SimpleNamespace(name=name), environment={})
+        c.Spawner.pre_spawn_hook(spawner)
+        seen[name] = spawner.environment
+    assert seen["prof"]["MEMCOURSE_ROLE"] == "instructor"
+    assert seen["ann"]["MEMCOURSE_ROLE"] == "student"
+    assert seen["ann"]["JUPYTER_CONFIG_PATH"].startswith("/lab-files/_build/lab/student:")
+    assert seen["ann"]["MEMCOURSE_EXCHANGE_FOUND"] == "1"

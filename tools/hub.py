@@ -1,0 +1,472 @@
+"""The course on a local JupyterHub: real Unix users, nbgrader's exchange, the course's lab.
+
+    python -m tools.hub start [--port 8000] [--students 2]     (make hub, as root)
+    python -m tools.hub stop                                    (make hub-stop)
+
+``start`` does, each step only when it is not done already:
+
+1. **configurable-http-proxy** (npm, 5.x) into ``/srv/memcourse/node``;
+2. **the users' environment**: a virtual environment ``/srv/memcourse/venv`` made with
+   Debian's ``/usr/bin/python3`` (the project's own Python may live where other users
+   cannot read, e.g. under /root), from ``requirements.txt``, with memkit installed as a
+   package (not editable); a stamp keyed on requirements.txt and memkit's files makes a
+   second run quick;
+3. **the lab's files**: ``jupyter/``, ``tools/lab.py``, ``tools/lab_contents.py`` and
+   ``book/`` copied to ``/srv/memcourse/lab`` (world-readable; never ``solutions/``), with
+   the page config of each role (the student's shows the *Assignments* tab);
+4. **the users**: group ``memcourse``, ``mc-instructor`` and ``mc-student1`` ...
+   (``--prefix``), with passwords (kept in the state folder, readable by root only, and
+   printed), homes of mode 700, and each user's ``~/.jupyter/nbgrader_config.py`` naming
+   the exchange and the course (``memcourse``); the instructor gets the course folder
+   ``~/memcourse`` (a copy of the course's tracked files, ``.venv`` linked to the users'
+   environment, so ``make grade`` works there);
+5. **the exchange**: ``/srv/nbgrader/exchange`` (nbgrader's default), mode 1777;
+6. **JupyterHub** (``hub/jupyterhub_config.py``) on 127.0.0.1, PAM logins of the group,
+   one single-user server per user run as that user (``jupyterhub-singleuser`` of the
+   users' environment), started in the background; its PID and the proxy's are kept in
+   the state folder ``/srv/memcourse/hub``.
+
+``stop`` stops the hub by its PID (the hub stops the single-user servers and the proxy),
+then any of them still alive, by the PIDs the hub recorded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import grp
+import hashlib
+import json
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG_FILE = ROOT / "hub" / "jupyterhub_config.py"
+PREFIX = Path(os.environ.get("MEMCOURSE_HUB_PREFIX", "/srv/memcourse"))
+EXCHANGE = Path(os.environ.get("MEMCOURSE_EXCHANGE", "/srv/nbgrader/exchange"))
+COURSE_ID = "memcourse"
+GROUP = "memcourse"
+PROXY_PACKAGE = "configurable-http-proxy@5"
+SYSTEM_PYTHON = "/usr/bin/python3"
+# what the single-user servers need of the course (world-readable; never solutions/)
+LAB_FILES = ["jupyter", "book", "tools/__init__.py", "tools/lab.py", "tools/lab_contents.py"]
+# what memkit's package is built from
+PACKAGE_FILES = ["memkit", "pyproject.toml", "README.md"]
+
+
+def say(message: str) -> None:
+    print(message, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the proxy binds it
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+@dataclass
+class Hub:
+    """Where one hub keeps its things (``make hub``'s defaults; the test uses its own)."""
+
+    prefix: Path = PREFIX                       # venv, node, lab (shared by every hub)
+    state: Path = PREFIX / "hub"                # the hub's database, secrets, PIDs, logs
+    exchange: Path = EXCHANGE
+    users: str = "mc-"                          # user names: <users>instructor, <users>studentN
+    students: int = 2
+    port: int = 8000
+    extra_env: dict = field(default_factory=dict)
+
+    @property
+    def venv(self) -> Path:
+        return self.prefix / "venv"
+
+    @property
+    def lab(self) -> Path:
+        return self.prefix / "lab"
+
+    @property
+    def proxy(self) -> Path:
+        return self.prefix / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
+
+    @property
+    def instructor(self) -> str:
+        return f"{self.users}instructor"
+
+    @property
+    def student_names(self) -> list[str]:
+        return [f"{self.users}student{i}" for i in range(1, self.students + 1)]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def home(self, user: str) -> Path:
+        return Path(pwd.getpwnam(user).pw_dir)
+
+    def course_dir(self) -> Path:
+        return self.home(self.instructor) / COURSE_ID
+
+
+# -- 1. the proxy ------------------------------------------------------------------
+def ensure_proxy(hub: Hub) -> None:
+    if hub.proxy.exists():
+        return
+    if not shutil.which("npm"):
+        raise SystemExit("npm is missing: run `make system-deps` (as root) first")
+    say(f"installing {PROXY_PACKAGE} (npm) into {hub.prefix / 'node'}")
+    (hub.prefix / "node").mkdir(parents=True, exist_ok=True)
+    subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--silent",
+                    "--prefix", str(hub.prefix / "node"), PROXY_PACKAGE], check=True)
+
+
+# -- 2. the users' environment -----------------------------------------------------
+def _digest(paths: list[Path]) -> str:
+    h = hashlib.sha256()
+    for path in paths:
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for f in files:
+            if "__pycache__" in f.parts or f.suffix == ".pyc":
+                continue
+            h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def ensure_venv(hub: Hub) -> None:
+    """/srv/memcourse/venv from Debian's Python: requirements.txt, then memkit (not editable)."""
+    venv, pip = hub.venv, [str(hub.venv / "bin" / "python"), "-m", "pip", "--quiet"]
+    if not Path(SYSTEM_PYTHON).exists():
+        raise SystemExit(f"{SYSTEM_PYTHON} is missing: apt-get install python3 python3-venv")
+    requirements = _digest([ROOT / "requirements.txt"])
+    package = _digest([ROOT / p for p in PACKAGE_FILES])
+    stamp = venv / ".memcourse-stamp"
+    done = json.loads(stamp.read_text()) if stamp.exists() else {}
+    if done.get("requirements") != requirements:
+        say(f"making the users' environment {venv} (Debian's Python; a few minutes the first time)")
+        if not (venv / "bin" / "python").exists():
+            subprocess.run([SYSTEM_PYTHON, "-m", "venv", str(venv)], check=True)
+        subprocess.run(pip + ["install", "--upgrade", "pip", "setuptools>=64", "wheel"], check=True)
+        subprocess.run(pip + ["install", "-r", str(ROOT / "requirements.txt")], check=True)
+        done = {"requirements": requirements}
+    if done.get("package") != package:
+        say("installing memkit into the users' environment")
+        build = hub.prefix / "build"
+        shutil.rmtree(build, ignore_errors=True)
+        for name in PACKAGE_FILES:
+            _copy(ROOT / name, build / name)
+        subprocess.run(pip + ["install", "--no-deps", "--no-build-isolation",
+                              "--force-reinstall", str(build)], check=True)
+        shutil.rmtree(build, ignore_errors=True)
+        done["package"] = package
+    stamp.write_text(json.dumps(done) + "\n")
+    (venv / ".installed").touch()  # the Makefile's stamp: `make grade` in a course copy
+    _world_readable(venv)
+    _world_readable(hub.prefix / "node")
+
+
+def _copy(src: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
+    if src.is_dir():
+        shutil.copytree(src, dest, ignore=ignore, dirs_exist_ok=True)
+    else:
+        shutil.copy2(src, dest)
+
+
+def _world_readable(path: Path) -> None:
+    """Readable by the users: the venv, the proxy, the lab's files (never the state folder,
+    which holds the hub's secrets and the passwords)."""
+    subprocess.run(["chmod", "-R", "a+rX,go-w", str(path)], check=True)
+
+
+# -- 3. the lab's files ------------------------------------------------------------
+def ensure_lab(hub: Hub) -> None:
+    from tools import lab
+
+    for name in LAB_FILES:  # copied over (a running hub keeps working)
+        _copy(ROOT / name, hub.lab / name)
+    for role in lab.ROLES:
+        config = hub.lab / "_build" / "lab" / role / "labconfig"
+        config.mkdir(parents=True, exist_ok=True)
+        (config / "page_config.json").write_text(
+            json.dumps(lab.page_config(role, exchange=True), indent=1) + "\n")
+    _world_readable(hub.lab)
+
+
+# -- 4. users ----------------------------------------------------------------------
+def _exists(user: str) -> bool:
+    try:
+        pwd.getpwnam(user)
+        return True
+    except KeyError:
+        return False
+
+
+def ensure_users(hub: Hub) -> dict[str, str]:
+    """The instructor and the students (Unix users of the group), with their passwords."""
+    try:
+        grp.getgrnam(GROUP)
+    except KeyError:
+        subprocess.run(["groupadd", GROUP], check=True)
+    hub.state.mkdir(parents=True, exist_ok=True)
+    os.chmod(hub.state, 0o700)
+    secrets_file = hub.state / "passwords.json"
+    known = json.loads(secrets_file.read_text()) if secrets_file.exists() else {}
+    passwords = {}
+    for user in [hub.instructor] + hub.student_names:
+        if not _exists(user):
+            subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash",
+                            "--gid", GROUP, user], check=True)
+            known.pop(user, None)
+        password = known.get(user) or secrets.token_urlsafe(9)
+        subprocess.run(["chpasswd"], input=f"{user}:{password}\n", text=True, check=True)
+        passwords[user] = password
+        os.chmod(hub.home(user), 0o700)
+        _nbgrader_config(hub, user)
+    secrets_file.write_text(json.dumps(passwords, indent=1) + "\n")
+    os.chmod(secrets_file, 0o600)
+    ensure_course(hub)
+    return passwords
+
+
+def _as_user(user: str, path: Path) -> None:
+    entry = pwd.getpwnam(user)
+    os.chown(path, entry.pw_uid, entry.pw_gid)
+
+
+def _nbgrader_config(hub: Hub, user: str) -> None:
+    """~/.jupyter/nbgrader_config.py: the exchange and the course (nbgrader's hub setup)."""
+    folder = hub.home(user) / ".jupyter"
+    folder.mkdir(exist_ok=True)
+    lines = ["# written by `make hub` (tools/hub.py)", "c = get_config()  # noqa: F821",
+             f"c.Exchange.root = {str(hub.exchange)!r}",
+             f"c.CourseDirectory.course_id = {COURSE_ID!r}"]
+    if user == hub.instructor:
+        lines.append(f"c.CourseDirectory.root = {str(hub.home(user) / COURSE_ID)!r}")
+    (folder / "nbgrader_config.py").write_text("\n".join(lines) + "\n")
+    for path in (folder, folder / "nbgrader_config.py"):
+        _as_user(user, path)
+
+
+def course_files() -> list[str]:
+    """The course's tracked files (git), or every file but the working folders."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=False)
+    if listed.returncode == 0 and listed.stdout:
+        return [f for f in listed.stdout.decode().split("\0") if f and (ROOT / f).is_file()]
+    skip = {".venv", "_build", ".git", "submitted", "autograded", "feedback"}
+    return [str(p.relative_to(ROOT)) for p in ROOT.rglob("*")
+            if p.is_file() and not skip & set(p.relative_to(ROOT).parts)]
+
+
+def ensure_course(hub: Hub) -> None:
+    """The instructor's course folder: a copy of the course (made once; kept after)."""
+    course = hub.course_dir()
+    if not (course / "nbgrader_config.py").exists():
+        say(f"copying the course into {course}")
+        for name in course_files():
+            _copy(ROOT / name, course / name)
+    link = course / ".venv"
+    if link.is_symlink() or not link.exists():
+        link.unlink(missing_ok=True)
+        link.symlink_to(hub.venv)
+    entry = pwd.getpwnam(hub.instructor)
+    subprocess.run(["chown", "-R", "--no-dereference", f"{entry.pw_uid}:{entry.pw_gid}",
+                    str(course)], check=True)
+
+
+# -- 5. the exchange ---------------------------------------------------------------
+def ensure_exchange(hub: Hub) -> None:
+    """nbgrader's exchange: everyone may write, nobody may delete another's files."""
+    hub.exchange.mkdir(parents=True, exist_ok=True)
+    os.chmod(hub.exchange, 0o1777)
+    parent = hub.exchange.parent
+    while parent != parent.parent and not os.stat(parent).st_mode & 0o001:
+        os.chmod(parent, os.stat(parent).st_mode | 0o011)  # reachable by the users
+        parent = parent.parent
+
+
+# -- 6. the hub --------------------------------------------------------------------
+def environment(hub: Hub) -> dict:
+    env = dict(os.environ)
+    env.update({
+        "MEMCOURSE_HUB_PORT": str(hub.port),
+        "MEMCOURSE_HUB_API_PORT": str(free_port()),    # the hub's own API (internal)
+        "MEMCOURSE_HUB_PROXY_API": str(free_port()),   # the proxy's API (internal)
+        "MEMCOURSE_HUB_STATE": str(hub.state),
+        "MEMCOURSE_HUB_VENV": str(hub.venv),
+        "MEMCOURSE_HUB_LAB": str(hub.lab),
+        "MEMCOURSE_HUB_PROXY": str(hub.proxy),
+        "MEMCOURSE_HUB_GROUP": GROUP,
+        "MEMCOURSE_HUB_INSTRUCTORS": hub.instructor,
+        "MEMCOURSE_HUB_USERS": ",".join([hub.instructor] + hub.student_names),
+        "MEMCOURSE_EXCHANGE": str(hub.exchange),
+    })
+    env.update(hub.extra_env)
+    return env
+
+
+def running_pid(path: Path) -> int | None:
+    try:
+        pid = int(path.read_text().strip())
+        os.kill(pid, 0)
+        return pid
+    except (OSError, ValueError):
+        return None
+
+
+def start(hub: Hub, ready_timeout: float = 120) -> subprocess.Popen:
+    """Start JupyterHub in the background; return when its login page answers."""
+    pid_file = hub.state / "hub.pid"
+    if running_pid(pid_file):
+        raise SystemExit(f"a hub is running already (PID {running_pid(pid_file)}): "
+                         "make hub-stop first")
+    hub.state.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["chmod", "-R", "go-rwx", str(hub.state)], check=True)  # root's only
+    log = open(hub.state / "jupyterhub.log", "a")  # noqa: SIM115 (the child keeps it)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "jupyterhub", "-f", str(CONFIG_FILE)],
+        cwd=hub.state, env=environment(hub), stdout=log, stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL, start_new_session=True,
+    )
+    log.close()
+    pid_file.write_text(f"{process.pid}\n")
+    deadline = time.monotonic() + ready_timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            tail = (hub.state / "jupyterhub.log").read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"JupyterHub stopped at start:\n{tail}")
+        try:
+            with urllib.request.urlopen(f"{hub.url}/hub/login", timeout=5) as response:
+                if response.status == 200:
+                    return process
+        except OSError:
+            pass
+        time.sleep(0.5)
+    stop(hub)
+    raise RuntimeError(f"JupyterHub not ready after {ready_timeout} s")
+
+
+def _server_pids(hub: Hub) -> list[int]:
+    """PIDs of the single-user servers, as the hub recorded them (LocalProcessSpawner)."""
+    db = hub.state / "jupyterhub.sqlite"
+    if not db.exists():
+        return []
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
+            rows = conn.execute("SELECT state FROM spawners").fetchall()
+    except sqlite3.Error:
+        return []
+    pids = []
+    for (state,) in rows:
+        try:
+            pid = (json.loads(state) if isinstance(state, str) else state or {}).get("pid")
+        except (ValueError, AttributeError):
+            pid = None
+        if pid:
+            pids.append(int(pid))
+    return pids
+
+
+def _wait_gone(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return True
+        try:  # our child: reap it
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return True
+        except ChildProcessError:
+            pass
+        time.sleep(0.2)
+    return False
+
+
+def stop(hub: Hub, timeout: float = 30) -> list[int]:
+    """Stop the hub by its PID, then whatever it left (servers, proxy), by their PIDs."""
+    pid = running_pid(hub.state / "hub.pid")
+    others = _server_pids(hub)
+    proxy = running_pid(hub.state / "proxy.pid")
+    if proxy:
+        others.append(proxy)
+    stopped = []
+    if pid:
+        os.kill(pid, signal.SIGTERM)  # the hub stops its servers and its proxy
+        if not _wait_gone(pid, timeout):
+            os.kill(pid, signal.SIGKILL)
+            _wait_gone(pid, 10)
+        stopped.append(pid)
+    for other in others:
+        try:
+            os.kill(other, signal.SIGTERM)
+        except OSError:
+            continue
+        if not _wait_gone(other, 15):
+            os.kill(other, signal.SIGKILL)
+        stopped.append(other)
+    for name in ("hub.pid", "proxy.pid"):
+        (hub.state / name).unlink(missing_ok=True)
+    return stopped
+
+
+def install(hub: Hub) -> dict[str, str]:
+    if os.geteuid() != 0:
+        raise SystemExit("make hub creates Unix users and runs servers as them: run it as root")
+    ensure_proxy(hub)
+    ensure_venv(hub)
+    ensure_lab(hub)
+    ensure_exchange(hub)
+    return ensure_users(hub)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.hub", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("action", choices=["start", "stop"])
+    parser.add_argument("--port", type=int, default=int(os.environ.get("HUB_PORT") or 0),
+                        help="default 8000, or a free port if 8000 is taken")
+    parser.add_argument("--students", type=int, default=2)
+    args = parser.parse_args(argv)
+    hub = Hub(students=args.students)
+    if args.action == "stop":
+        stopped = stop(hub)
+        say(f"stopped PIDs {' '.join(map(str, stopped))}" if stopped else "no hub was running")
+        return 0
+    hub.port = args.port or (8000 if port_free(8000) else free_port())
+    passwords = install(hub)
+    start(hub)
+    say("")
+    say(f"The course hub: {hub.url}  (127.0.0.1 only; log: {hub.state / 'jupyterhub.log'})")
+    say("Log in with one of these accounts (Unix users of the group memcourse):")
+    for user, password in passwords.items():
+        role = "instructor" if user == hub.instructor else "student"
+        say(f"  {user:<16} {password:<14} {role}")
+    say(f"Students: menu Nbgrader > Assignment List (Fetch, then Submit). Instructor: Formgrader,"
+        f" and a terminal in ~/{COURSE_ID} (nbgrader release_assignment session-3, nbgrader"
+        " collect session-3, make grade, nbgrader release_feedback session-3).")
+    say("Stop it with: make hub-stop")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
