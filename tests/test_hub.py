@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "_build" / "screenshots"
 KEPT = ROOT / "_build" / "hub-test"  # the grading log, submissions, feedback of the last run
 ASSIGNMENT = "session-3"
+COURSE = "memcourse"  # fetched into ~/memcourse/session-3, beside ~/book
 NOTEBOOKS = ["exercises", "exit-test"]
 WAIT = 180_000  # ms: a single-user server starting on a loaded 2-core machine
 
@@ -205,8 +206,13 @@ def loop(hub, browser):
         fetch.locator("button", has_text="Fetch").click()
         fetched = row(page, "fetched_assignments_list")
         fetched.locator("button", has_text="Submit").wait_for()
+        # the notebook's links to the chapters open the student's own copy of the book
+        notebook = hub.home(student) / COURSE / ASSIGNMENT / "exit-test.ipynb"
+        links = re.findall(r"\]\((\.\./\.\./book/[^)#]+)", notebook.read_text())
+        assert links, "no chapter links in the fetched exit test"
+        assert all((notebook.parent / link).is_file() for link in links), links
         for name, given in answers(part).items():
-            done = page.evaluate(ANSWER, [f"{ASSIGNMENT}/{name}.ipynb", given])
+            done = page.evaluate(ANSWER, [f"{COURSE}/{ASSIGNMENT}/{name}.ipynb", given])
             assert done == {"changed": len(given), "dirty": False}, (student, name, done)
         open_assignments(page)
         row(page, "fetched_assignments_list").locator("button", has_text="Submit").click()
@@ -277,7 +283,7 @@ def test_students_fetch_their_own_feedback(loop):
     assert scores[(full, ASSIGNMENT)][0] > scores[(partly, ASSIGNMENT)][0] > 0, (
         scores, report, loop["grade_output"][-3000:])
     for student in (full, partly):
-        fetched = sorted((hub.home(student) / ASSIGNMENT / "feedback").glob("*/*.html"))
+        fetched = sorted((hub.home(student) / COURSE / ASSIGNMENT / "feedback").glob("*/*.html"))
         assert sorted(p.stem for p in fetched) == NOTEBOOKS, (student, fetched)
         for html in fetched:
             text = html.read_text()
@@ -288,14 +294,14 @@ def test_students_fetch_their_own_feedback(loop):
 def test_students_cannot_read_what_is_not_theirs(loop):
     hub, course = loop["hub"], loop["course"]
     full, partly = hub.student_names
-    other = next((hub.home(partly) / ASSIGNMENT / "feedback").glob("*/exit-test.html"))
+    other = next((hub.home(partly) / COURSE / ASSIGNMENT / "feedback").glob("*/exit-test.html"))
     forbidden = [
         course / "solutions" / ASSIGNMENT / "exit-test.ipynb",
         course / "autograded" / full / ASSIGNMENT / "exit-test.ipynb",
         course / "gradebook.db",
         course / "grades.csv",
         other,
-        hub.home(partly) / ASSIGNMENT / "exit-test.ipynb",
+        hub.home(partly) / COURSE / ASSIGNMENT / "exit-test.ipynb",
     ]
     for path in forbidden:
         assert path.exists(), path

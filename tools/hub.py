@@ -242,6 +242,8 @@ def ensure_users(hub: Hub) -> dict[str, str]:
         passwords[user] = password
         os.chmod(hub.home(user), 0o700)
         _nbgrader_config(hub, user)
+        if user != hub.instructor:
+            _own_book(user, hub.home(user))
     secrets_file.write_text(json.dumps(passwords, indent=1) + "\n")
     os.chmod(secrets_file, 0o600)
     ensure_course(hub)
@@ -253,13 +255,29 @@ def _as_user(user: str, path: Path) -> None:
     os.chown(path, entry.pw_uid, entry.pw_gid)
 
 
+def _own_book(user: str, home: Path) -> None:
+    """~/book: the student's own copy of the chapters (kept when it exists: their edits).
+
+    Fetched assignments land in ``~/memcourse/session-N/`` (``path_includes_course``), so
+    their links to ``../../book/chNN-....md`` open these chapters, as in the course folder.
+    """
+    book = home / "book"
+    if book.exists():
+        return
+    shutil.copytree(ROOT / "book", book, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    for path in [book, *book.rglob("*")]:
+        _as_user(user, path)
+
+
 def _nbgrader_config(hub: Hub, user: str) -> None:
     """~/.jupyter/nbgrader_config.py: the exchange and the course (nbgrader's hub setup)."""
     folder = hub.home(user) / ".jupyter"
     folder.mkdir(exist_ok=True)
     lines = ["# written by `make hub` (tools/hub.py)", "c = get_config()  # noqa: F821",
              f"c.Exchange.root = {str(hub.exchange)!r}",
-             f"c.CourseDirectory.course_id = {COURSE_ID!r}"]
+             f"c.CourseDirectory.course_id = {COURSE_ID!r}",
+             "# fetched into ~/memcourse/session-N, beside ~/book as in the course folder",
+             "c.Exchange.path_includes_course = True"]
     if user == hub.instructor:
         lines.append(f"c.CourseDirectory.root = {str(hub.home(user) / COURSE_ID)!r}")
     (folder / "nbgrader_config.py").write_text("\n".join(lines) + "\n")
