@@ -6,6 +6,12 @@ book/session-N.md             the book's page of each session, rendered from the
 
 python -m tools.assignments           regenerate exercises/ and the session pages (make assignments)
 python -m tools.assignments --check   only say whether exercises/ and the pages are up to date
+
+Where the assignments live (``ROOT``, ``SOURCE``, ``RELEASE``, ``ASSIGNMENT``,
+``assignments``, ``notebooks``) is defined in ``tools.layout`` and is part of this module's
+surface too (``course.notebooks(...)``); the session pages are ``tools.session_pages``,
+which this module's command regenerates. The dependencies run one way: assignments ->
+session_pages -> layout.
 """
 
 from __future__ import annotations
@@ -20,10 +26,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SOURCE = "solutions"
-RELEASE = "exercises"
-ASSIGNMENT = re.compile(r"^session-(\d+)$")
+from tools import session_pages
+from tools.layout import ASSIGNMENT, RELEASE, ROOT, SOURCE, assignments, notebooks
+
 
 # Markers of what nbgrader removes from the release; none may survive in exercises/.
 MARKERS = (
@@ -39,22 +44,6 @@ _BLOCKS = (
     ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"),
     ("BEGIN MARK SCHEME", "END MARK SCHEME"),
 )
-
-
-def assignments(root: Path = ROOT, where: str = SOURCE) -> list[str]:
-    """The assignment folders (session-N holding at least one notebook), in session order."""
-    base = Path(root) / where
-    found = [
-        p.name
-        for p in base.glob("session-*")
-        if p.is_dir() and ASSIGNMENT.match(p.name) and any(p.glob("*.ipynb"))
-    ]
-    return sorted(found, key=lambda name: int(ASSIGNMENT.match(name).group(1)))
-
-
-def notebooks(root: Path, assignment: str, where: str = SOURCE) -> list[Path]:
-    """The notebooks of one assignment, sorted by name."""
-    return sorted((Path(root) / where / assignment).glob("*.ipynb"))
 
 
 def nbgrader_command() -> list[str]:
@@ -226,8 +215,6 @@ def main(argv: list[str] | None = None) -> int:
         help="do not write; fail if exercises/ or the pages are out of date",
     )
     args = parser.parse_args(argv)
-    from tools import session_pages
-
     if args.check:
         problems = release_differences(ROOT) + leaks(ROOT) + session_pages.differences(ROOT)
         for problem in problems:
