@@ -22,5 +22,11 @@ the ones above it in this list (``tests/test_import_graph.py`` checks there is n
 ==========================  ============================================================
 
 ``tools.cluster`` (the Dask cluster the batches run on) sits between ``autograde`` and
-``pipeline``. This package's ``__init__`` imports nothing: import the stage you need.
+``pipeline``. This package's ``__init__`` imports no stage: import the stage you need. It
+leaves out jsonschema's slow optional import in every process that grades (the grader and
+the Dask workers: ``tools.assignments.skip_slow_imports``), before nbformat is imported.
 """
+
+from tools.assignments import skip_slow_imports
+
+skip_slow_imports()
