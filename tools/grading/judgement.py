@@ -7,7 +7,8 @@ run); reasons from the autograded notebooks (cells that overran or printed witho
 ``finish`` puts it together as an ``Outcome`` with its status.
 
 Depends on: ``tools.grading.outcome``, ``tools.grading.staging``,
-``tools.grading.settings``, ``tools.grading.cells``, ``tools.judge``.
+``tools.grading.settings``, ``tools.grading.cells``, ``tools.judge``,
+``tools.gradebook_db``.
 """
 
 from __future__ import annotations
@@ -16,16 +17,16 @@ import json
 import shutil
 from pathlib import Path
 
-from tools import judge
+from tools import gradebook_db, judge
 from tools.grading.cells import TRUNCATED, cell_meta, cell_text, read_nb
 from tools.grading.outcome import Outcome, status_of
 from tools.grading.settings import Settings
 from tools.grading.staging import Staged
 
 def scores(settings: Settings, assignment: str, student: str):
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
 
-    with Gradebook(settings.db_url) as gb:
+    with gradebook_db.opened(settings.db_url) as gb:
         try:
             sub = gb.find_submission(assignment, student)
         except MissingEntry:
@@ -35,9 +36,7 @@ def scores(settings: Settings, assignment: str, student: str):
 
 def record_zero(settings: Settings, assignment: str, student: str) -> None:
     """A submission with nothing nbgrader can run: every grade 0, in the gradebook."""
-    from nbgrader.api import Gradebook
-
-    with Gradebook(settings.db_url) as gb:
+    with gradebook_db.opened(settings.db_url) as gb:
         gb.update_or_create_student(student)
         sub = gb.update_or_create_submission(assignment, student)
         for notebook in sub.notebooks:
@@ -99,7 +98,7 @@ def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> lis
     feedback says why. The export cells are removed from the autograded notebooks.
     Returns the reasons (one per withdrawn test).
     """
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
 
     reasons: list[str] = []
     withdrawn: list[tuple[str, str]] = []
@@ -142,7 +141,7 @@ def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> lis
         nb["cells"] = [c for c in nb.get("cells", []) if not judge.grader_cell(c)]
         path.write_text(json.dumps(nb, indent=1))
     if withdrawn:
-        with Gradebook(settings.db_url) as gb:
+        with gradebook_db.opened(settings.db_url) as gb:
             for name, gid in withdrawn:
                 try:
                     grade = gb.find_grade(
