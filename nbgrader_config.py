@@ -55,7 +55,7 @@ c.LimitOutput.max_traceback = 60
 
 # Feedback shows each test cell without its hidden tests, so that the hidden tests stay
 # hidden from one class to the next. (`make grade` also reduces the error of a failing test
-# to its message: the traceback would show the failing hidden line; tools/grading.py.)
+# to its message: the traceback would show the failing hidden line; tools/grading/feedback.py.)
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbgrader.preprocessors.ClearHiddenTests",

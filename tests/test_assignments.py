@@ -22,7 +22,9 @@ import pytest
 
 from tools import assignments as course
 from tools import check as checker
-from tools import grading, session_pages
+from tools import session_pages
+from tools.grading import collect, pipeline
+from tools.grading.settings import Settings
 from tools import simulate_class as sim
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -216,14 +218,14 @@ def round_trip(tmp_path_factory):
     """Every session graded for two students: the solutions (student-01) and the blank release."""
     root = copy_course(tmp_path_factory.mktemp("round-trip"))
     made = sim.simulate(root, n_students=2, which=SESSIONS)
-    settings = grading.Settings(
+    settings = Settings(
         root=root,
         submitted=root / "submitted",
         db_url=f"sqlite:///{root / 'gradebook.db'}",
         cell_timeout=60,
     )
     started = time.monotonic()
-    outcomes, skipped = grading.grade_class(settings, SESSIONS, jobs=2, progress=lambda line: None)
+    outcomes, skipped = pipeline.grade_class(settings, SESSIONS, jobs=2, progress=lambda line: None)
     seconds = time.monotonic() - started
     print(
         f"\nround trips: {len(outcomes)} submissions of {len(SESSIONS)} sessions in {seconds:.0f} s"
@@ -501,8 +503,8 @@ def test_a_class_zip_is_collected_as_nbgrader_zip_collect_expects(tmp_path):
     staging = tmp_path / "class"
     sim.simulate(root, n_students=2, which=[FIRST], out=staging)
     archive = sim.zip_class(staging, tmp_path / "class.zip")
-    settings = grading.Settings(root=root, submitted=root / "submitted", db_url="sqlite://")
-    grading.collect_zips(settings, [archive], [FIRST])
+    settings = Settings(root=root, submitted=root / "submitted", db_url="sqlite://")
+    collect.collect_zips(settings, [archive], [FIRST])
     for student in ["student-01", "student-02"]:
         for name in ["exercises.ipynb", "exit-test.ipynb"]:
             got = root / "submitted" / student / FIRST / name

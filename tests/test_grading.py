@@ -12,7 +12,9 @@ import nbformat
 import pytest
 
 from tools import assignments as course
-from tools import grading
+from tools import judge
+from tools.grading import collect, limits, repair, screening
+from tools.grading.settings import Settings
 from tools import simulate_class as sim
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -37,7 +39,7 @@ def ids(nb):
 
 def without_grader_cells(nb):
     """The notebook without the cells the grader adds (the export cells of tools.judge)."""
-    return {**nb, "cells": [c for c in nb["cells"] if not grading.judge.grader_cell(c)]}
+    return {**nb, "cells": [c for c in nb["cells"] if not judge.grader_cell(c)]}
 
 
 def full_answers(source, release):
@@ -47,7 +49,7 @@ def full_answers(source, release):
 def test_a_good_notebook_passes_screening_unchanged(notebook_pair):
     source, release = notebook_pair
     full = full_answers(source, release)
-    result = grading.screen(json.dumps(full), source, release)
+    result = screening.screen(json.dumps(full), source, release)
     assert not result.rejected and result.reasons == []
     nbformat.validate(nbformat.from_dict(result.notebook))
     graded = without_grader_cells(result.notebook)
@@ -60,7 +62,7 @@ def test_a_good_notebook_passes_screening_unchanged(notebook_pair):
 
 def test_the_probe_notebook_carries_the_hidden_tests(notebook_pair):
     source, release = notebook_pair
-    result = grading.screen(json.dumps(release), source, release)
+    result = screening.screen(json.dumps(release), source, release)
     graded = "".join(c["source"] for c in result.notebook["cells"])
     probed = "".join(c["source"] for c in result.probe["cells"])
     assert "BEGIN HIDDEN TESTS" not in graded and "BEGIN HIDDEN TESTS" in probed
@@ -76,7 +78,7 @@ def test_the_probe_notebook_carries_the_hidden_tests(notebook_pair):
 )
 def test_what_is_not_a_notebook_is_rejected_with_a_reason(notebook_pair, text, reason):
     source, release = notebook_pair
-    result = grading.screen(text, source, release)
+    result = screening.screen(text, source, release)
     assert result.rejected and result.notebook is None
     assert reason in result.reasons[0] and "scored 0" in result.reasons[0]
 
@@ -94,7 +96,7 @@ def test_what_is_not_a_notebook_is_rejected_with_a_reason(notebook_pair, text, r
 def test_tampered_locked_cells_are_restored_as_released(notebook_pair, kind, reason):
     source, release = notebook_pair
     text, _ = sim.troubled(kind, source, release)
-    result = grading.screen(text, source, release)
+    result = screening.screen(text, source, release)
     assert not result.rejected
     assert any(reason in r for r in result.reasons), result.reasons
     nb = result.notebook
@@ -116,7 +118,7 @@ def test_added_cells_stay_after_the_cell_they_followed(notebook_pair):
     at = ids(nb).index(first_answer)
     nb["cells"].insert(at + 1, nbformat.v4.new_code_cell("helper = 41 + 1"))
     nb["cells"].insert(0, nbformat.v4.new_markdown_cell("my notes"))
-    result = grading.screen(json.dumps(nb), source, release)
+    result = screening.screen(json.dumps(nb), source, release)
     graded = without_grader_cells(result.notebook)
     sources = [c["source"] for c in graded["cells"]]
     assert sources[0] == "my notes"
@@ -132,7 +134,7 @@ def test_a_copied_answer_cell_grades_the_last_copy(notebook_pair):
     early = json.loads(json.dumps(nb["cells"][at]))
     early["source"] = "first_try = 0"
     nb["cells"].insert(at, early)
-    result = grading.screen(json.dumps(nb), source, release)
+    result = screening.screen(json.dumps(nb), source, release)
     assert any("appears 2 times: the last one is graded" in r for r in result.reasons)
     out = result.notebook["cells"]
     graded_at = ids(result.notebook).index(first_answer)
@@ -146,7 +148,7 @@ def test_a_deleted_answer_cell_comes_back_as_its_stub(notebook_pair):
     nb = full_answers(source, release)
     first_answer = sim.questions(source)[0].answer_id
     del nb["cells"][ids(nb).index(first_answer)]
-    result = grading.screen(json.dumps(nb), source, release)
+    result = screening.screen(json.dumps(nb), source, release)
     assert any(f"answer cell {first_answer} was deleted" in r for r in result.reasons)
     restored = result.notebook["cells"][ids(result.notebook).index(first_answer)]
     assert "NotImplementedError" in restored["source"]
@@ -165,17 +167,17 @@ def test_unknown_grade_ids_lose_their_nbgrader_metadata(notebook_pair):
         "schema_version": 3,
     }
     nb["cells"].append(cell)
-    result = grading.screen(json.dumps(nb), source, release)
+    result = screening.screen(json.dumps(nb), source, release)
     assert any("unknown grade id 'made-up'" in r for r in result.reasons)
     assert result.notebook["cells"][-1]["metadata"] == {}
 
 
 def test_neutralise_replaces_the_answer_before_a_locked_cell_at_fault(notebook_pair):
     source, release = notebook_pair
-    result = grading.screen(json.dumps(full_answers(source, release)), source, release)
+    result = screening.screen(json.dumps(full_answers(source, release)), source, release)
     first = sim.questions(source)[0]
     test_at = ids(result.notebook).index(first.test_ids[0])
-    assert grading.neutralise(result, test_at, "it stopped the Python kernel") == first.answer_id
+    assert repair.neutralise(result, test_at, "it stopped the Python kernel") == first.answer_id
     answer = result.notebook["cells"][ids(result.notebook).index(first.answer_id)]
     assert answer["source"].startswith("raise RuntimeError(")
     assert (
@@ -183,7 +185,7 @@ def test_neutralise_replaces_the_answer_before_a_locked_cell_at_fault(notebook_p
         == answer["source"]
     )
     # the set-up cell has no student cell before it: nothing to replace
-    assert grading.neutralise(result, ids(result.notebook).index("setup"), "x") is None
+    assert repair.neutralise(result, ids(result.notebook).index("setup"), "x") is None
 
 
 def test_the_simulated_zoo_scores_add_up(notebook_pair):
@@ -214,7 +216,7 @@ def test_run_limited_kills_a_process_tree_that_ignores_signals(tmp_path):
     )
     log = tmp_path / "log.txt"
     started = time.monotonic()
-    rc = grading.run_limited([sys.executable, str(script)], tmp_path, 3, log)
+    rc = limits.run_limited([sys.executable, str(script)], tmp_path, 3, log)
     assert rc is None and time.monotonic() - started < 30
     child = int(log.read_text().split()[0])
     time.sleep(0.5)
@@ -233,7 +235,7 @@ def alive(pid):
 
 def test_run_limited_returns_the_exit_code(tmp_path):
     assert (
-        grading.run_limited(
+        limits.run_limited(
             [sys.executable, "-c", "raise SystemExit(3)"], tmp_path, 60, tmp_path / "log"
         )
         == 3
@@ -241,7 +243,7 @@ def test_run_limited_returns_the_exit_code(tmp_path):
 
 
 def test_memory_limit_turns_a_memory_hog_into_an_error(tmp_path):
-    rc = grading.run_limited(
+    rc = limits.run_limited(
         [sys.executable, "-c", "b = bytearray(3 * 1024**3)"],
         tmp_path,
         60,
@@ -307,8 +309,8 @@ def test_makefile_has_the_assignment_verbs():
 def test_submissions_are_found_and_odd_folders_left_out(tmp_path):
     for folder in ["alice/session-1", "bob/session-2", "bad name/session-1", ".hidden/session-1"]:
         (tmp_path / folder).mkdir(parents=True)
-    settings = grading.Settings(root=ROOT, submitted=tmp_path, db_url="sqlite://")
-    found, skipped = grading.submissions(settings, ["session-1", "session-2"])
+    settings = Settings(root=ROOT, submitted=tmp_path, db_url="sqlite://")
+    found, skipped = collect.submissions(settings, ["session-1", "session-2"])
     assert found == [("session-1", "alice"), ("session-2", "bob")]
     assert skipped == [
         ".hidden/session-1: not graded: the folder name '.hidden' is not a usable student id "

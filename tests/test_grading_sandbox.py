@@ -24,7 +24,8 @@ import nbformat
 import pytest
 
 from tools import assignments as course
-from tools import grading, gradebook_guard, judge, sandbox
+from tools import gradebook_guard, judge, sandbox
+from tools.grading import feedback, outcome, screening
 from tools import simulate_class as sim
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -241,7 +242,7 @@ def test_screening_adds_the_export_cells_the_judge_reads(tmp_path):
     source = load(ROOT / "solutions" / FIRST / NAME)
     release = load(ROOT / "exercises" / FIRST / NAME)
     full = sim.student_notebook(source, release, {q.answer_id for q in sim.questions(source)})
-    screened = grading.screen(json.dumps(full), source, release)
+    screened = screening.screen(json.dumps(full), source, release)
     ids = [c["id"] for c in screened.notebook["cells"]]
     tests = [
         c["metadata"]["nbgrader"]["grade_id"]
@@ -260,7 +261,7 @@ def test_a_notebook_of_nbformat_3_is_upgraded():
     release = load(ROOT / "exercises" / FIRST / NAME)
     text, expected = sim.attacked("old-format", source, release)
     assert json.loads(text)["nbformat"] == 3
-    result = grading.screen(text, source, release)
+    result = screening.screen(text, source, release)
     assert not result.rejected
     assert result.reasons == ["an nbformat 3 notebook: upgraded to nbformat 4"]
 
@@ -278,7 +279,7 @@ def test_the_feedback_copy_keeps_the_message_not_the_traceback(tmp_path):
     ]
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "n.ipynb").write_text(json.dumps(nbformat.v4.new_notebook(cells=[cell])))
-    grading.feedback_copy(tmp_path / "a", tmp_path / "b")
+    feedback.feedback_copy(tmp_path / "a", tmp_path / "b")
     out = load(tmp_path / "b" / "n.ipynb")["cells"][0]["outputs"][0]
     assert out["traceback"] == ["AssertionError: q1: not the right value"]
 
@@ -298,8 +299,8 @@ def test_the_feedback_copy_keeps_the_message_not_the_traceback(tmp_path):
     ],
 )
 def test_the_status_tells_missing_from_corrupt(graded, handed_in, reasons, overruled, status):
-    assert grading.status_of(graded, handed_in, reasons, overruled) == status
-    assert status in grading.STATUSES
+    assert outcome.status_of(graded, handed_in, reasons, overruled) == status
+    assert status in outcome.STATUSES
 
 
 # --------------------------------------------------------------------------- a class under attack

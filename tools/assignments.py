@@ -6,6 +6,12 @@ book/session-N.md             the book's page of each session, rendered from the
 
 python -m tools.assignments           regenerate exercises/ and the session pages (make assignments)
 python -m tools.assignments --check   only say whether exercises/ and the pages are up to date
+
+Where the assignments live (``ROOT``, ``SOURCE``, ``RELEASE``, ``ASSIGNMENT``,
+``assignments``, ``notebooks``) is defined in ``tools.layout`` and is part of this module's
+surface too (``course.notebooks(...)``); the session pages are ``tools.session_pages``,
+which this module's command regenerates. The dependencies run one way: assignments ->
+session_pages -> layout.
 """
 
 from __future__ import annotations
@@ -20,10 +26,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SOURCE = "solutions"
-RELEASE = "exercises"
-ASSIGNMENT = re.compile(r"^session-(\d+)$")
+from tools import session_pages
+from tools.layout import ASSIGNMENT, RELEASE, ROOT, SOURCE, assignments, notebooks
+
 
 # Markers of what nbgrader removes from the release; none may survive in exercises/.
 MARKERS = (
@@ -41,28 +46,33 @@ _BLOCKS = (
 )
 
 
-def assignments(root: Path = ROOT, where: str = SOURCE) -> list[str]:
-    """The assignment folders (session-N holding at least one notebook), in session order."""
-    base = Path(root) / where
-    found = [
-        p.name
-        for p in base.glob("session-*")
-        if p.is_dir() and ASSIGNMENT.match(p.name) and any(p.glob("*.ipynb"))
-    ]
-    return sorted(found, key=lambda name: int(ASSIGNMENT.match(name).group(1)))
+# jsonschema (which nbformat, and so nbgrader, imports) loads the optional package
+# rfc3987_syntax when it is installed, and that package compiles a grammar at import: about
+# 1.5 s of CPU (3 s on a loaded machine) in every process that reads a notebook, more than
+# an nbgrader process spends on a submission. It checks the "iri" formats of a JSON schema;
+# the notebook schemas have none, so the course's processes do without it.
+SLOW_OPTIONAL_IMPORTS = ("rfc3987_syntax",)
 
 
-def notebooks(root: Path, assignment: str, where: str = SOURCE) -> list[Path]:
-    """The notebooks of one assignment, sorted by name."""
-    return sorted((Path(root) / where / assignment).glob("*.ipynb"))
+def skip_slow_imports() -> None:
+    """Leave out ``SLOW_OPTIONAL_IMPORTS`` in this process (call it before nbformat is imported)."""
+    for name in SLOW_OPTIONAL_IMPORTS:
+        sys.modules.setdefault(name, None)  # an import of it raises ImportError
 
 
 def nbgrader_command() -> list[str]:
-    """The nbgrader of this Python environment (the course's .venv when run from it)."""
-    script = Path(sys.executable).with_name("nbgrader")
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-m", "nbgrader"]
+    """The nbgrader of this Python environment (the course's .venv when run from it).
+
+    nbgrader's own entry point (what the ``nbgrader`` script runs), started without
+    ``SLOW_OPTIONAL_IMPORTS``.
+    """
+    launch = (
+        "import sys; "
+        + "".join(f"sys.modules.setdefault({name!r}, None); " for name in SLOW_OPTIONAL_IMPORTS)
+        + "sys.argv[0] = 'nbgrader'; "
+        "from nbgrader.apps.nbgraderapp import main; sys.exit(main())"
+    )
+    return [sys.executable, "-c", launch]
 
 
 def tool_env(extra: dict | None = None) -> dict:
@@ -226,8 +236,6 @@ def main(argv: list[str] | None = None) -> int:
         help="do not write; fail if exercises/ or the pages are out of date",
     )
     args = parser.parse_args(argv)
-    from tools import session_pages
-
     if args.check:
         problems = release_differences(ROOT) + leaks(ROOT) + session_pages.differences(ROOT)
         for problem in problems:

@@ -1,7 +1,7 @@
 """Where a class is graded: the workers of a Dask cluster (``dask.distributed``).
 
-``tools.grading`` screens every submission on the machine it runs on, then hands the
-submissions to the workers of a cluster:
+``tools.grading.pipeline`` screens every submission on the machine it runs on, then
+hands the submissions to the workers of a cluster:
 
 * by default a **local cluster**: ``--jobs`` worker processes (``make grade JOBS=``; one
   per core by default), one task at a time each, its scheduler on 127.0.0.1;
@@ -13,10 +13,10 @@ submissions to the workers of a cluster:
   a file written from several machines gets corrupted.
 
 A task is either a **batch** (several submissions graded by one nbgrader process,
-``grading.grade_batch``) or **one submission on its own** with repair
-(``grading.grade_isolated``). Both run on the worker as they ran in the grader before:
-a time limit per cell, a wall-clock limit per submission after which the process tree
-is killed, every kernel in the sandbox (``tools.sandbox``), the grader's own check of
+``tools.grading.autograde.grade_batch``) or **one submission on its own** with repair
+(``tools.grading.autograde.grade_isolated``). Both run on the worker as they ran in the
+grader before: a time limit per cell, a wall-clock limit per submission after which the
+process tree is killed, every kernel in the sandbox (``tools.sandbox``), the grader's own check of
 the answers (``tools.judge``). One bad submission never stops the others: the
 submissions a batch failed on, or of a batch whose task was lost (a worker that died),
 are graded again each on its own as soon as the batch ends; a submission whose own task
@@ -30,7 +30,11 @@ The scheduler of the local cluster listens on 127.0.0.1; the kernels, in a netwo
 namespace of their own, cannot reach it (nor the gradebook server).
 
 The local workers are new Python processes (multiprocessing's spawn): a script that
-calls ``grading.grade_class`` must start from ``if __name__ == "__main__":``.
+calls ``tools.grading.pipeline.grade_class`` must start from ``if __name__ == "__main__":``.
+
+Depends on: ``tools.grading.autograde``, ``tools.grading.judgement``,
+``tools.grading.outcome``, ``tools.gradebook_db`` (and ``tools.sandbox`` to check a
+worker); ``tools.grading.pipeline`` is its only user.
 """
 
 from __future__ import annotations
@@ -46,6 +50,21 @@ import uuid
 from pathlib import Path
 
 from tools import gradebook_db
+from tools.grading import autograde, judgement
+from tools.grading.outcome import Outcome
+
+# What a local cluster does while its workers wait for nbgrader: by default it samples
+# every thread's stack 100 times a second (the profiler), checks its event loop every
+# 20 ms and polls the system twice a second, in the scheduler and in each worker: 0.14 s
+# of CPU per second of grading (measured, 2 workers), taken from the cores the kernels
+# grade on. A grading task is one long call that waits on a process: none of it is of use.
+QUIET = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.admin.system-monitor.gil.enabled": False,
+    "distributed.worker.memory.monitor-interval": "5s",
+}
 
 MAX_BATCH = 25  # submissions per batch at most: each batch pays one start of nbgrader
 # (seconds), a batch too long keeps its worker after the others are done
@@ -80,7 +99,7 @@ def connect(jobs: int, scheduler: str | None = None):
         return
     # a task on a lost worker is not tried again elsewhere: the grader grades its
     # submissions on their own (they may be what killed the worker)
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0, **QUIET}):
         cluster = LocalCluster(
             n_workers=max(1, jobs),
             threads_per_worker=1,
@@ -174,8 +193,6 @@ def _tell(topic: str, outcome) -> None:
 
 def grade_batch_task(settings, batch: list, name: str, topic: str):
     """A batch on a worker: (its outcomes, the submissions to grade again on their own)."""
-    from tools import grading
-
     outcomes = []
 
     def report(outcome) -> None:
@@ -183,16 +200,14 @@ def grade_batch_task(settings, batch: list, name: str, topic: str):
         _tell(topic, outcome)
 
     with _on_worker(settings) as here:
-        leftovers = grading.grade_batch(here, batch, name, report)
+        leftovers = autograde.grade_batch(here, batch, name, report)
     return outcomes, leftovers
 
 
 def grade_one_task(settings, staged, topic: str):
     """One submission on a worker, on its own (with repair)."""
-    from tools import grading
-
     with _on_worker(settings) as here:
-        outcome = grading.grade_isolated(here, staged)
+        outcome = autograde.grade_isolated(here, staged)
     _tell(topic, outcome)
     return outcome
 
@@ -202,9 +217,7 @@ def grade_one_task(settings, staged, topic: str):
 
 def failed_outcome(settings, staged, exc: BaseException):
     """A submission whose grading was lost: 0 in the gradebook, with the reason."""
-    from tools import grading
-
-    outcome = grading.Outcome(
+    outcome = Outcome(
         staged.student,
         staged.assignment,
         status="failed",
@@ -212,9 +225,9 @@ def failed_outcome(settings, staged, exc: BaseException):
         + [f"the grader failed on it ({type(exc).__name__}: {exc}): scored 0"],
     )
     try:
-        grading._record_zero(settings, staged.assignment, staged.student)
+        judgement.record_zero(settings, staged.assignment, staged.student)
         outcome.max_score = (
-            grading._scores(settings, staged.assignment, staged.student) or (0, 0, False)
+            judgement.scores(settings, staged.assignment, staged.student) or (0, 0, False)
         )[1]
     except Exception:  # noqa: BLE001 - the report says failed anyway
         pass
@@ -236,8 +249,6 @@ def grade(
     Returns how many submissions each worker graded (by address); ``progress(line)``
     gets that as a line at the end.
     """
-    from tools import grading
-
     if not runnable:
         return {}
     refused = sqlite_refused(settings.db_url, scheduler)
@@ -269,7 +280,7 @@ def grade(
             message = dict(message)
             worker = message.pop("worker", None)  # the scheduler adds the sender
             try:
-                outcome = grading.Outcome(**message)
+                outcome = Outcome(**message)
             except TypeError:  # not an outcome of ours
                 continue
             outcome.reasons = list(outcome.reasons)  # msgpack sends a list as a tuple

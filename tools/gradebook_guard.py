@@ -55,10 +55,10 @@ def _path() -> None:
 
 def snapshot(db_url: str, assignment: str | None = None, student: str | None = None) -> dict:
     """Every grade and comment row (of one submission when both names are given)."""
-    from nbgrader.api import Gradebook
+    from tools import gradebook_db
 
     _path()
-    with Gradebook(db_url) as gb:
+    with gradebook_db.opened(db_url) as gb:
         return _rows(gb, assignment, student)
 
 

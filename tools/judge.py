@@ -485,26 +485,44 @@ def _run(text: str, ns: dict) -> None:
     exec(code, ns)  # noqa: S102 - instructor code, on data the grader rebuilt
 
 
-_WARM: list = []
+_WARM: set = set()
+_MEMKIT_NAMES = (
+    r"\bmemkit\.(\w+)",  # memkit.capacity..., from memkit.memory import ...
+    r"\bfrom\s+memkit\s+import\s+\(?([\w\s,]+)",  # from memkit import memory, checks
+)
 
 
-def _warm() -> None:
-    """Import numpy and memkit's modules once in the grader, so that no child imports them."""
-    if _WARM:
-        return
-    import importlib
+def memkit_modules(source_nb: dict | None) -> set[str]:
+    """The memkit modules the code cells of ``source_nb`` name (every one when None)."""
     import pkgutil
+    import re
 
     import memkit
+
+    every = {info.name for info in pkgutil.iter_modules(memkit.__path__)} - {"figures"}
+    if source_nb is None:
+        return every
+    text = "\n".join(_text(c) for c in source_nb.get("cells", []) if c.get("cell_type") == "code")
+    named = set(re.findall(_MEMKIT_NAMES[0], text))
+    for group in re.findall(_MEMKIT_NAMES[1], text):
+        named |= {part.strip() for part in group.replace("\n", ",").split(",")}
+    return named & every
+
+
+def _warm(source_nb: dict | None = None) -> None:
+    """Import numpy and the memkit modules the notebook's tests use, once in the grader,
+    so that no child imports them. (Not every module: ``memkit.derivations`` brings SymPy,
+    1.5 s of CPU in each worker, and no test uses it; a child imports what it lacks.)"""
+    import importlib
+
     import numpy  # noqa: F401
 
-    for info in pkgutil.iter_modules(memkit.__path__):
-        if info.name != "figures":
-            try:
-                importlib.import_module(f"memkit.{info.name}")
-            except Exception:  # noqa: BLE001 - a module the tests do not need
-                pass
-    _WARM.append(True)
+    for name in sorted(memkit_modules(source_nb) - _WARM):
+        _WARM.add(name)
+        try:
+            importlib.import_module(f"memkit.{name}")
+        except Exception:  # noqa: BLE001 - a module the tests do not need
+            pass
 
 
 def judge_apart(
@@ -526,7 +544,7 @@ def judge_apart(
     import select
     import signal
 
-    _warm()
+    _warm(source_nb)
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: judge, send the result, leave at once

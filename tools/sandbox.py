@@ -1,6 +1,6 @@
 """The sandbox a submission's kernel runs in while it is graded (bubblewrap).
 
-nbgrader (and the probe of ``tools.grading``) start every kernel through
+nbgrader (and the probe of ``tools.grading.repair``) start every kernel through
 ``SandboxKernelManager``: the kernel runs under ``bwrap`` with
 
 * its **own private folder** (a fresh temporary folder outside the course, holding a copy
@@ -29,9 +29,10 @@ environment, network and PID isolation, with the kernel running under the instru
 uid inside its namespace (see the README).
 
 The sandbox is configured through environment variables that ``tools.grading`` sets
-for nbgrader: ``MEMCOURSE_SANDBOX`` (``bwrap`` or ``off``), ``MEMCOURSE_SANDBOX_MEMKIT``
-(the memkit package folder), ``MEMCOURSE_SANDBOX_TMP`` (where the private folders go),
-``MEMCOURSE_SANDBOX_TIMES`` (a file where each kernel's lifetime is appended).
+for nbgrader (``tools.grading.settings.grader_env``): ``MEMCOURSE_SANDBOX`` (``bwrap``
+or ``off``), ``MEMCOURSE_SANDBOX_MEMKIT`` (the memkit package folder),
+``MEMCOURSE_SANDBOX_TMP`` (where the private folders go), ``MEMCOURSE_SANDBOX_TIMES`` (a
+file where each kernel's lifetime is appended).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import re
 import sys
 from pathlib import Path
 
-from tools import assignments as course
+from tools import layout
 
 FRONT_MATTER = """---
 jupytext:
@@ -162,8 +162,8 @@ def _render_notebook(path: Path, nb: dict, number: int, root: Path) -> list[str]
 
 def render(root: Path, assignment: str) -> str:
     """The page of one session, rendered from exercises/<assignment>/."""
-    number = int(course.ASSIGNMENT.match(assignment).group(1))
-    paths = _order(course.notebooks(root, assignment, course.RELEASE))
+    number = int(layout.ASSIGNMENT.match(assignment).group(1))
+    paths = _order(layout.notebooks(root, assignment, layout.RELEASE))
     notebooks = [json.loads(p.read_text()) for p in paths]
     links = _links(notebooks, root)
     reading = (
@@ -210,20 +210,20 @@ def page_path(root: Path, assignment: str) -> Path:
     return Path(root) / "book" / f"{assignment}.md"
 
 
-def write_all(root: Path = course.ROOT) -> list[Path]:
+def write_all(root: Path = layout.ROOT) -> list[Path]:
     """Write the page of every released session; return the pages written."""
     written = []
-    for assignment in course.assignments(root, course.RELEASE):
+    for assignment in layout.assignments(root, layout.RELEASE):
         path = page_path(root, assignment)
         path.write_text(render(root, assignment))
         written.append(path)
     return written
 
 
-def differences(root: Path = course.ROOT) -> list[str]:
+def differences(root: Path = layout.ROOT) -> list[str]:
     """Pages missing or out of date with respect to exercises/."""
     problems = []
-    for assignment in course.assignments(root, course.RELEASE):
+    for assignment in layout.assignments(root, layout.RELEASE):
         path = page_path(root, assignment)
         if not path.exists():
             problems.append(f"missing page: book/{path.name} (make assignments)")
@@ -246,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
             print(problem)
         return 1 if problems else 0
     for path in write_all():
-        print(f"wrote {path.relative_to(course.ROOT)}")
+        print(f"wrote {path.relative_to(layout.ROOT)}")
     return 0
 
 

@@ -1,0 +1,41 @@
+"""Notebook cells as data: the helpers every stage of grading reads notebooks with.
+
+Stage: none (the bottom layer). Depends on nbformat only.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+
+TRUNCATED = "... Output truncated ..."
+
+
+def cell_meta(cell: dict) -> dict:
+    meta = cell.get("metadata") if isinstance(cell, dict) else None
+    nbg = meta.get("nbgrader") if isinstance(meta, dict) else None
+    return nbg if isinstance(nbg, dict) else {}
+
+
+def cell_text(cell: dict) -> str:
+    source = cell.get("source", "")
+    if isinstance(source, list):
+        return "".join(str(part) for part in source)
+    return source if isinstance(source, str) else str(source)
+
+
+def new_cell(cell_type: str, source: str, metadata: dict, cell_id: str):
+    if cell_type == "code":
+        cell = nbformat.v4.new_code_cell(source, metadata=metadata)
+    elif cell_type == "markdown":
+        cell = nbformat.v4.new_markdown_cell(source, metadata=metadata)
+    else:
+        cell = nbformat.v4.new_raw_cell(source, metadata=metadata)
+    cell["id"] = cell_id
+    return cell
+
+
+def read_nb(path: Path) -> dict:
+    return json.loads(Path(path).read_text())

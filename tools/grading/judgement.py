@@ -1,0 +1,154 @@
+"""Stage 5, scores and reasons: what a submission scored once nbgrader is done with it.
+
+Scores come from the gradebook (``scores``; ``record_zero`` for a submission nothing could
+run); reasons from the autograded notebooks (cells that overran or printed without end,
+``scan_autograded``); the grader's own check of each test (``apply_judgement``,
+``tools.judge``) withdraws the points of a test that passed in the student's kernel only.
+``finish`` puts it together as an ``Outcome`` with its status.
+
+Depends on: ``tools.grading.outcome``, ``tools.grading.staging``,
+``tools.grading.settings``, ``tools.grading.cells``, ``tools.judge``,
+``tools.gradebook_db``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tools import gradebook_db, judge
+from tools.grading.cells import TRUNCATED, cell_meta, cell_text, read_nb
+from tools.grading.outcome import Outcome, status_of
+from tools.grading.settings import Settings
+from tools.grading.staging import Staged
+
+def scores(settings: Settings, assignment: str, student: str):
+    from nbgrader.api import MissingEntry
+
+    with gradebook_db.opened(settings.db_url) as gb:
+        try:
+            sub = gb.find_submission(assignment, student)
+        except MissingEntry:
+            return None
+        return float(sub.score), float(sub.max_score), bool(sub.needs_manual_grade)
+
+
+def record_zero(settings: Settings, assignment: str, student: str) -> None:
+    """A submission with nothing nbgrader can run: every grade 0, in the gradebook."""
+    with gradebook_db.opened(settings.db_url) as gb:
+        gb.update_or_create_student(student)
+        sub = gb.update_or_create_submission(assignment, student)
+        for notebook in sub.notebooks:
+            for grade in notebook.grades:
+                grade.auto_score = 0
+                grade.needs_manual_grade = False
+        gb.db.commit()
+
+
+def scan_autograded(folder: Path, cell_timeout: int) -> list[str]:
+    """Reasons read from the autograded notebooks: cells that overran or printed without end."""
+    reasons = []
+    for path in sorted(folder.glob("*.ipynb")):
+        nb = read_nb(path)
+        for index, cell in enumerate(nb.get("cells", [])):
+            where = cell_meta(cell).get("grade_id") or f"cell {index + 1}"
+            outputs = cell.get("outputs", [])
+            names = {o.get("ename") for o in outputs if o.get("output_type") == "error"}
+            if "CellTimeoutError" in names:
+                reasons.append(
+                    f"{path.name}: {where} ran longer than {cell_timeout} s: interrupted"
+                )
+            if any(
+                TRUNCATED in cell_text({"source": o.get("text", "")})
+                for o in outputs
+                if o.get("output_type") == "stream"
+            ):
+                reasons.append(f"{path.name}: {where} printed without end: output cut")
+    return reasons
+
+
+def finish(
+    settings: Settings, staged: Staged, graded: bool, extra: list[str], seconds: float
+) -> Outcome:
+    """The outcome of a submission once nbgrader is done with it (or gave up)."""
+    outcome = Outcome(staged.student, staged.assignment, reasons=staged.reasons + extra)
+    autograded = settings.root / "autograded" / staged.student / staged.assignment
+    overruled: list[str] = []
+    if graded:
+        outcome.reasons += scan_autograded(autograded, settings.cell_timeout)
+        overruled = apply_judgement(settings, staged, autograded)
+        outcome.reasons += overruled
+    else:
+        shutil.rmtree(autograded, ignore_errors=True)
+        record_zero(settings, staged.assignment, staged.student)
+    found = scores(settings, staged.assignment, staged.student)
+    if found:
+        outcome.score, outcome.max_score, outcome.needs_manual = found
+    outcome.status = status_of(graded, staged.handed_in, outcome.reasons, bool(overruled))
+    outcome.seconds = seconds + staged.screen_seconds
+    return outcome
+
+
+def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> list[str]:
+    """The grader's own check of each test cell (``tools.judge``); withdraw what it fails.
+
+    A test cell nbgrader gave points to but the grader's re-run fails scores 0 (in the
+    gradebook), and its cell in the autograded notebook gets the grader's error, so the
+    feedback says why. The export cells are removed from the autograded notebooks.
+    Returns the reasons (one per withdrawn test).
+    """
+    from nbgrader.api import MissingEntry
+
+    reasons: list[str] = []
+    withdrawn: list[tuple[str, str]] = []
+    for name in sorted(staged.screened):
+        path = autograded / name
+        if not path.exists():
+            continue
+        nb = read_nb(path)
+        exports, calls = judge.read_exports(nb)
+        source = staged.sources.get(name)
+        verdicts = (
+            judge.judge_apart(source, exports, calls, memory_mb=settings.memory_mb)
+            if source
+            else judge.Judgement(problem="no source")
+        )
+        if verdicts.problem:
+            reasons.append(f"{name}: not checked by the grader ({verdicts.problem})")
+        for cell in nb.get("cells", []):
+            gid = cell_meta(cell).get("grade_id")
+            verdict = verdicts.verdicts.get(gid)
+            if not verdict or verdict.passed is not False:
+                continue
+            outputs = cell.setdefault("outputs", [])
+            if any(o.get("output_type") == "error" for o in outputs):
+                continue  # failed in the kernel too: nbgrader gave it nothing
+            ename, _, evalue = verdict.message.partition(": ")
+            outputs.append(
+                {
+                    "output_type": "error",
+                    "ename": ename,
+                    "evalue": evalue,
+                    "traceback": [f"{verdict.message} (checked by the grader)"],
+                }
+            )
+            withdrawn.append((name, gid))
+            reasons.append(
+                f"{name}: {gid} passed in the student's kernel but not when the grader "
+                "checked the answers: its points were withdrawn"
+            )
+        nb["cells"] = [c for c in nb.get("cells", []) if not judge.grader_cell(c)]
+        path.write_text(json.dumps(nb, indent=1))
+    if withdrawn:
+        with gradebook_db.opened(settings.db_url) as gb:
+            for name, gid in withdrawn:
+                try:
+                    grade = gb.find_grade(
+                        gid, name[: -len(".ipynb")], staged.assignment, staged.student
+                    )
+                except MissingEntry:
+                    continue
+                grade.auto_score = 0
+            gb.db.commit()
+    return reasons

@@ -1,0 +1,54 @@
+"""What grading one submission came to: its ``Outcome`` and the statuses (``STATUSES``,
+``status_of``), most serious first.
+
+Stage: none (the record every later stage fills or reads). Depends on nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+@dataclass
+class Outcome:
+    """The result of grading one submission."""
+
+    student: str
+    assignment: str
+    score: float = 0.0
+    max_score: float = 0.0
+    status: str = "ok"  # ok, repaired, rejected, failed
+    reasons: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    needs_manual: bool = False
+    note: str = ""  # what went wrong with the grader itself, not with the submission
+
+
+STATUSES = {
+    "failed": "nothing could be graded: scored 0",
+    "rejected": "a notebook could not be read (not a notebook, not valid JSON): it scored 0",
+    "missing": "no notebook of the assignment was handed in: scored 0",
+    "incomplete": "a notebook of the assignment was not handed in: it scored 0, the others count",
+    "overruled": "a test passed in the student's kernel but not when the grader checked the "
+    "answers: its points were withdrawn",
+    "repaired": "graded after a repair (reasons given)",
+    "ok": "graded as handed in",
+    "skipped": "not graded (reason given): the instructor must act",
+}
+
+
+def status_of(graded: bool, handed_in: bool, reasons: list[str], overruled: bool) -> str:
+    unreadable = any(("not valid JSON" in r or "not a notebook" in r) for r in reasons)
+    missing = any("not handed in: scored 0" in r for r in reasons)
+    if not graded:
+        if unreadable:
+            return "rejected"
+        return "missing" if not handed_in and missing else "failed"
+    if unreadable:
+        return "rejected"
+    if missing:
+        return "incomplete"
+    if overruled:
+        return "overruled"
+    if any("scored 0" in r for r in reasons):
+        return "failed" if not handed_in else "repaired"
+    return "repaired" if reasons else "ok"

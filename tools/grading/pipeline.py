@@ -1,0 +1,150 @@
+"""The pipeline: a class graded from collected submissions to outcomes (``grade_class``).
+
+It records the assignments in the gradebook (``prepare_gradebook``), screens and stages
+every submission here, scores those with nothing to run, and hands the others to the
+workers of a Dask cluster (``tools.cluster``, which runs ``tools.grading.autograde``);
+each outcome's gradebook rows are recorded for the final check (``tools.gradebook_guard``).
+
+Depends on: ``tools.cluster``, ``tools.grading.collect``, ``tools.grading.staging``,
+``tools.grading.judgement``, ``tools.grading.outcome``, ``tools.grading.settings``,
+``tools.grading.cells``, ``tools.gradebook_db``, ``tools.gradebook_guard``,
+``tools.assignments`` (``tools.sandbox`` to check it can run).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from pathlib import Path
+
+from tools import assignments as course
+from tools import cluster, gradebook_db, gradebook_guard
+from tools.grading.cells import read_nb
+from tools.grading.collect import submissions
+from tools.grading.judgement import finish
+from tools.grading.outcome import Outcome
+from tools.grading.settings import Settings
+from tools.grading.staging import stage
+
+def prepare_gradebook(settings: Settings, which: list[str], release_dir: Path) -> None:
+    """Record the assignments (notebooks, graded cells, points) in the gradebook.
+
+    nbgrader does it when it generates the release; the release goes to ``release_dir``
+    (a temporary folder), so that ``exercises/`` is left alone.
+    """
+    every = course.assignments(settings.root)
+    patterns = ["session-*"] if sorted(which) == sorted(every) and len(which) > 1 else which
+    for pattern in patterns:
+        result = course.run_nbgrader(
+            [
+                "generate_assignment",
+                pattern,
+                "--force",
+                f"--CourseDirectory.release_directory={release_dir}",
+                f"--CourseDirectory.db_url={settings.db_url}",
+            ],
+            cwd=settings.root,
+        )
+        if result.returncode != 0:
+            raise SystemExit(
+                f"could not record {pattern} in the gradebook:\n{result.stdout}{result.stderr}"
+            )
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
+
+
+def grade_class(
+    settings: Settings,
+    which: list[str],
+    only: list[str] | None = None,
+    jobs: int = 2,
+    isolate: bool = False,
+    progress=_say,
+    scheduler: str | None = None,
+) -> tuple[list[Outcome], list[str]]:
+    """Grade every submission of ``which``; return the outcomes and the folders left out.
+
+    The submissions are split in batches, each graded by one nbgrader process (nbgrader
+    starts once per batch, not once per submission) on a worker of a Dask cluster
+    (``tools.cluster``: ``jobs`` local worker processes, or the workers of
+    ``scheduler``); a submission nbgrader fails on is then graded again on its own
+    (``grade_isolated``). With ``isolate`` every submission gets its own process from
+    the start.
+    """
+    if settings.sandbox != "off":
+        from tools import sandbox
+
+        problem = sandbox.unusable()
+        if problem:
+            raise SystemExit(problem)
+    with gradebook_db.exclusive(settings.db_url):  # the first grader creates the tables
+        settings.ledger = gradebook_guard.snapshot(settings.db_url)
+    pairs, skipped = submissions(settings, which, only)
+    odd = [
+        Outcome(
+            line.split("/", 1)[0],
+            line.split("/", 1)[1].split(":", 1)[0],
+            status="skipped",
+            reasons=[line.split(": not graded: ", 1)[1]],
+        )
+        for line in skipped
+    ]
+    if not pairs:
+        return odd, skipped
+    graded_assignments = sorted({a for a, _ in pairs}, key=which.index)
+    sources = {
+        a: {p.name: read_nb(p) for p in course.notebooks(settings.root, a)}
+        for a in graded_assignments
+    }
+    outcomes: list[Outcome] = list(odd)
+    lock = threading.Lock()
+    width = len(str(len(pairs)))
+
+    def report(outcome: Outcome) -> None:
+        with lock:
+            try:  # the rows the grader just wrote: the reference for the final check
+                settings.ledger.update(
+                    gradebook_guard.snapshot(settings.db_url, outcome.assignment, outcome.student)
+                )
+            except Exception as exc:  # noqa: BLE001 - keep grading; the check will tell
+                outcome.note = f"its gradebook rows could not be read back ({exc})"
+            outcomes.append(outcome)
+            mark = "" if outcome.status == "ok" else f"  {outcome.status}"
+            progress(
+                f"[{len(outcomes) - len(odd):>{width}}/{len(pairs)}] "
+                f"{outcome.assignment} {outcome.student:<16} "
+                f"{outcome.score:g}/{outcome.max_score:g}{mark} ({outcome.seconds:.1f} s)"
+            )
+
+    with tempfile.TemporaryDirectory(prefix="memcourse-grading-") as tmp:
+        # the private folders of the sandboxes: one a kernel killed before its clean-up
+        # leaves behind goes with this folder
+        settings.boxes = Path(tmp) / "boxes"
+        settings.boxes.mkdir()
+        release_tmp = Path(tmp) / "release"
+        with gradebook_db.exclusive(settings.db_url):  # one grader at a time (a server)
+            prepare_gradebook(settings, graded_assignments, release_tmp)
+            gradebook_db.add_students(settings.db_url, [s for _, s in pairs])
+        releases = {
+            a: {p.name: read_nb(p) for p in sorted((release_tmp / a).glob("*.ipynb"))}
+            for a in graded_assignments
+        }
+        own_work = settings.work is None
+        if own_work:
+            settings.work = Path(tmp) / "work"
+        progress(
+            f"grading {len(pairs)} submission(s) of {len(graded_assignments)} assignment(s), "
+            f"{jobs} at a time, {settings.cell_timeout} s per cell"
+        )
+        staged = [stage(settings, a, s, sources[a], releases[a]) for a, s in pairs]
+        runnable = [s for s in staged if s.screened]
+        for s in staged:
+            if not s.screened:  # nothing nbgrader can run
+                report(finish(settings, s, False, [], 0.0))
+        cluster.grade(settings, runnable, jobs, isolate, report, scheduler, progress)
+        if own_work:
+            settings.work = None
+        settings.boxes = None
+    return outcomes, skipped

@@ -1,0 +1,136 @@
+"""Stage 4, repair: find the cell that stops a notebook run and replace it.
+
+``probe`` runs a notebook cell by cell (in the sandbox, with the limits of
+``tools.grading.limits``) and says where its kernel died or a cell could not be
+interrupted; ``neutralise`` replaces that cell by one that raises (the answer before it
+when the cell is locked). ``python -m tools.grading.repair NOTEBOOK`` is the probe's own
+process.
+
+Depends on: ``tools.grading.limits``, ``tools.grading.screening``, ``tools.grading.cells``,
+``tools.judge``, ``tools.assignments`` (and ``tools.sandbox`` in the probe's process).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+
+from tools import assignments as course
+from tools import judge
+from tools.grading.cells import cell_meta
+from tools.grading.limits import run_limited
+from tools.grading.screening import Screened
+
+def probe_main(path: Path, cell_timeout: int) -> int:
+    """Run one notebook cell by cell; print where it stops the kernel or overruns (JSON)."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    nb = nbformat.read(path, as_version=4)
+    marker = path.with_suffix(".probe-index")
+    current = {"index": None}
+
+    def started(cell, cell_index, **_):
+        current["index"] = cell_index
+        marker.write_text(str(cell_index))
+
+    client = NotebookClient(
+        nb,
+        timeout=cell_timeout,
+        interrupt_on_timeout=False,
+        allow_errors=True,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+        on_cell_execute=started,
+        shutdown_kernel="immediate",
+    )
+    if os.environ.get("MEMCOURSE_SANDBOX", "bwrap") != "off":
+        from tools.sandbox import SandboxKernelManager
+
+        client.kernel_manager_class = SandboxKernelManager
+    try:
+        client.execute()
+        result = {"status": "ok"}
+    except CellTimeoutError:
+        result = {"status": "timeout", "index": current["index"]}
+    except DeadKernelError:
+        result = {"status": "dead", "index": current["index"]}
+    except Exception as exc:  # anything else that stops a run is the cell's fault too
+        result = {"status": "error", "index": current["index"], "message": str(exc)[:300]}
+    print("PROBE " + json.dumps(result), flush=True)
+    return 0
+
+
+def probe(
+    notebook: dict, folder: Path, cell_timeout: int, memory_mb: int = 0, env: dict | None = None
+) -> dict:
+    """Where does ``notebook`` stop its kernel or overrun? ``{"status", "index"}``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "probe.ipynb"
+    nbformat.write(nbformat.from_dict(notebook), path)
+    marker = path.with_suffix(".probe-index")
+    marker.unlink(missing_ok=True)
+    cells = sum(1 for c in notebook["cells"] if c["cell_type"] == "code")
+    wall = 60 + cell_timeout * (cells + 2)
+    log = folder / "probe.log"
+    rc = run_limited(
+        [
+            sys.executable,
+            "-m",
+            "tools.grading.repair",
+            str(path),
+            "--cell-timeout",
+            str(cell_timeout),
+        ],
+        course.ROOT,
+        wall,
+        log,
+        memory_mb,
+        env,
+    )
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith("PROBE "):
+            return json.loads(line[6:])
+    index = int(marker.read_text()) if marker.exists() else None
+    return {"status": "timeout" if rc is None else "dead", "index": index}
+
+
+def neutralise(screened: Screened, index: int, why: str) -> str | None:
+    """Replace the student's cell at fault (or the answer before a locked cell at fault).
+
+    Returns the grade id (or 'an added cell') that was replaced, None if nothing could be.
+    """
+    cells = screened.notebook["cells"]
+    target = min(index, len(cells) - 1)
+    while target >= 0 and not (
+        cells[target]["cell_type"] == "code"
+        and not cell_meta(cells[target]).get("locked")
+        and not judge.grader_cell(cells[target])
+    ):
+        target -= 1
+    if target < 0:
+        return None
+    stub = f'raise RuntimeError("The grader replaced this cell: {why}.")'
+    for nb in (screened.notebook, screened.probe):
+        nb["cells"][target]["source"] = stub
+    return screened.graded_ids[target] or "a cell the student added"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.grading.repair",
+        description="Run one notebook cell by cell; print where it stops (the probe's process).",
+    )
+    parser.add_argument("notebook", type=Path)
+    parser.add_argument("--cell-timeout", type=int, required=True)
+    args = parser.parse_args(argv)
+    return probe_main(args.notebook, args.cell_timeout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

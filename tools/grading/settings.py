@@ -1,0 +1,61 @@
+"""The settings of one grading run, and the environment nbgrader's processes get.
+
+Stage: none (shared by every stage below the pipeline). Depends on nothing of the course
+but memkit's location (for the sandbox).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_CELL_TIMEOUT = 30
+
+
+@dataclass
+class Settings:
+    root: Path
+    submitted: Path
+    db_url: str
+    cell_timeout: int = DEFAULT_CELL_TIMEOUT
+    wall: float | None = None  # per submission; None: from the number of cells
+    memory_mb: int = 4096
+    work: Path | None = None  # staging area (a temporary directory by default)
+    sandbox: str = "bwrap"  # "bwrap": every kernel in the sandbox (tools.sandbox); "off"
+    ledger: dict = field(default_factory=dict)  # the gradebook rows as the grader left them
+    boxes: Path | None = None  # where the sandboxes' private folders go (removed at the end)
+
+
+def grader_env(settings: Settings, times: Path | None = None) -> dict:
+    """The environment of the nbgrader processes: how their kernels are sandboxed.
+
+    (The kernels themselves get none of it: the sandbox starts them with a clean one.)
+    """
+    import memkit
+
+    tools_root = str(Path(__file__).resolve().parents[2])
+    env = {
+        "MEMCOURSE_SANDBOX": settings.sandbox,
+        "MEMCOURSE_SANDBOX_MEMKIT": str(Path(memkit.__file__).resolve().parent),
+        "PYTHONPATH": os.pathsep.join(
+            [tools_root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        ),
+    }
+    if times is not None:
+        env["MEMCOURSE_SANDBOX_TIMES"] = str(times)
+    if settings.boxes is not None:
+        env["MEMCOURSE_SANDBOX_TMP"] = str(settings.boxes)
+    return env
+
+
+def default_db_url(root: Path) -> str:
+    """$MEMCOURSE_DB_URL, or the SQLite gradebook of the course.
+
+    SQLite waits up to a minute for a lock here (instead of 5 s), since several nbgrader
+    processes write to it at once.
+    """
+    return (
+        os.environ.get("MEMCOURSE_DB_URL")
+        or f"sqlite:///{Path(root).resolve() / 'gradebook.db'}?timeout=60"
+    )

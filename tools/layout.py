@@ -1,0 +1,34 @@
+"""Where the course's assignments live: the folders and how they are named.
+
+solutions/session-N/*.ipynb   nbgrader's "source" (``SOURCE``)
+exercises/session-N/*.ipynb   nbgrader's "release" (``RELEASE``), generated
+
+The bottom of the assignment tools: ``tools.assignments`` (the release) and
+``tools.session_pages`` (the book's pages) both read it; it depends on nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = "solutions"
+RELEASE = "exercises"
+ASSIGNMENT = re.compile(r"^session-(\d+)$")
+
+
+def assignments(root: Path = ROOT, where: str = SOURCE) -> list[str]:
+    """The assignment folders (session-N holding at least one notebook), in session order."""
+    base = Path(root) / where
+    found = [
+        p.name
+        for p in base.glob("session-*")
+        if p.is_dir() and ASSIGNMENT.match(p.name) and any(p.glob("*.ipynb"))
+    ]
+    return sorted(found, key=lambda name: int(ASSIGNMENT.match(name).group(1)))
+
+
+def notebooks(root: Path, assignment: str, where: str = SOURCE) -> list[Path]:
+    """The notebooks of one assignment, sorted by name."""
+    return sorted((Path(root) / where / assignment).glob("*.ipynb"))
