@@ -43,10 +43,6 @@ c.Execute.startup_timeout = 120
 # Plain tracebacks: the failing line of each frame, not the lines around it (which would
 # show the hidden tests in the feedback).
 c.Execute.extra_arguments = ["--InteractiveShell.xmode=Plain"]
-# The autograded notebooks stay writable by their owner (nbgrader makes them read-only,
-# 444): the grader writes its own check into them after nbgrader (tools/grading.py), which
-# only root could do to a read-only file, and an instructor on a hub grades as themselves.
-c.Autograde.permissions = 644
 # A test cell the student deleted is put back from the gradebook, so it still counts.
 c.OverwriteCells.add_missing_cells = True
 # A cell that prints without end keeps its first lines only.

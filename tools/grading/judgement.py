@@ -14,6 +14,7 @@ Depends on: ``tools.grading.outcome``, ``tools.grading.staging``,
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -90,6 +91,19 @@ def finish(
     return outcome
 
 
+def _rewrite(path: Path, nb: dict) -> None:
+    """Replace a notebook nbgrader left read-only (444) by its owner, keeping its mode.
+
+    A new file renamed over the old one needs only the folder to be writable, so an
+    instructor who grades as themselves (on a hub, not as root) can do it too.
+    """
+    mode = path.stat().st_mode & 0o777
+    fresh = path.with_name(path.name + ".grader")
+    fresh.write_text(json.dumps(nb, indent=1))
+    os.chmod(fresh, mode)
+    os.replace(fresh, path)
+
+
 def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> list[str]:
     """The grader's own check of each test cell (``tools.judge``); withdraw what it fails.
 
@@ -139,7 +153,7 @@ def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> lis
                 "checked the answers: its points were withdrawn"
             )
         nb["cells"] = [c for c in nb.get("cells", []) if not judge.grader_cell(c)]
-        path.write_text(json.dumps(nb, indent=1))
+        _rewrite(path, nb)
     if withdrawn:
         with gradebook_db.opened(settings.db_url) as gb:
             for name, gid in withdrawn:
