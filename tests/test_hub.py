@@ -127,6 +127,7 @@ ANSWER = """async ([path, answers]) => {
   const app = window.jupyterapp;
   const widget = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
   await widget.context.ready;
+  await widget.sessionContext.ready;  // the kernel's metadata lands before the answers
   let changed = 0;
   for (const cell of widget.content.widgets) {
     const meta = cell.model.getMetadata('nbgrader');
@@ -135,9 +136,9 @@ ANSWER = """async ([path, answers]) => {
       changed++;
     }
   }
-  await app.commands.execute('docmanager:save');
   await widget.context.save();
   await widget.sessionContext.shutdown();
+  if (widget.context.model.dirty) await widget.context.save();  // a late kernel-info change
   const dirty = widget.context.model.dirty;
   widget.dispose();
   return {changed, dirty};
@@ -214,6 +215,12 @@ def loop(hub, browser):
         for name, given in answers(part).items():
             done = page.evaluate(ANSWER, [f"{COURSE}/{ASSIGNMENT}/{name}.ipynb", given])
             assert done == {"changed": len(given), "dirty": False}, (student, name, done)
+            saved = json.loads((hub.home(student) / COURSE / ASSIGNMENT / f"{name}.ipynb")
+                               .read_text())
+            on_disk = {c["metadata"].get("nbgrader", {}).get("grade_id"): "".join(c["source"])
+                       for c in saved["cells"]}
+            assert all(on_disk.get(gid) == answer for gid, answer in given.items()), (
+                student, name, "answers not saved")
         open_assignments(page)
         row(page, "fetched_assignments_list").locator("button", has_text="Submit").click()
         wait_text(page.locator("#submitted_assignments_list"), ASSIGNMENT)

@@ -59,9 +59,14 @@ def test_a_student_sees_no_instructor_tools_unless_asked(tmp_path, monkeypatch):
     assert "@jupyter/nbgrader:validate-assignment" not in student
     assert lab.ASSIGNMENT_LIST not in lab.page_config("student", exchange=True)["disabledExtensions"]
     assert lab.page_config("instructor", exchange=False)["disabledExtensions"] == {}
-    env = lab.environment("student", base={})
+    env = lab.environment("student", base={"MEMCOURSE_EXCHANGE": str(tmp_path / "no-exchange")})
     written = pathlib.Path(env["JUPYTER_CONFIG_PATH"].split(":")[0]) / "labconfig/page_config.json"
     assert json.loads(written.read_text())["disabledExtensions"] == student
+    # the server's own environment decides, not the one of the process that writes it
+    (tmp_path / "exchange").mkdir()
+    env = lab.environment("student", base={"MEMCOURSE_EXCHANGE": str(tmp_path / "exchange")})
+    assert env["MEMCOURSE_EXCHANGE_FOUND"] == "1"
+    assert lab.ASSIGNMENT_LIST not in json.loads(written.read_text())["disabledExtensions"]
 
 
 def test_lab_extensions_for_jupytext_myst_and_widgets_are_installed():

@@ -42,8 +42,9 @@ ASSIGNMENT_LIST = "@jupyter/nbgrader:assignment-list"
 MENU = "@jupyter/nbgrader:menu"  # a student's way to the assignment list, where there is one
 
 
-def exchange_dir() -> Path:
-    return Path(os.environ.get("MEMCOURSE_EXCHANGE", DEFAULT_EXCHANGE))
+def exchange_dir(env: dict | None = None) -> Path:
+    """nbgrader's exchange for a server started with ``env`` (default: this process's)."""
+    return Path((os.environ if env is None else env).get("MEMCOURSE_EXCHANGE", DEFAULT_EXCHANGE))
 
 
 def page_config(role: str, exchange: bool) -> dict:
@@ -66,7 +67,7 @@ def environment(role: str = "student", base: dict | None = None) -> dict:
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}, not {role!r}")
     env = dict(os.environ if base is None else base)
-    exchange = exchange_dir().is_dir()
+    exchange = exchange_dir(env).is_dir()
     generated = GENERATED / role
     (generated / "labconfig").mkdir(parents=True, exist_ok=True)
     (generated / "labconfig" / "page_config.json").write_text(
@@ -97,7 +98,7 @@ def say_where(role: str, env: dict) -> None:
     print(f"The course's JupyterLab, as {'an instructor' if role == 'instructor' else 'a student'}.")
     if role == "student":
         if env["MEMCOURSE_EXCHANGE_FOUND"] == "1":
-            print(f"nbgrader exchange: {exchange_dir()} (the Assignments tab fetches and submits).")
+            print(f"nbgrader exchange: {exchange_dir(env)} (the Assignments tab fetches and submits).")
         else:
             print("No nbgrader exchange on this machine, so no Assignments tab: your exercises are"
                   " in exercises/; check them with `make check`, hand them in as your teacher says.")
