@@ -14,6 +14,8 @@ import re
 import numpy as np
 import pytest
 
+from cheats import LIAR_SOURCE
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SESSIONS = ["session-1", "session-2", "session-3", "session-4"]
 SOURCES = [ROOT / "solutions" / s / f"{n}.ipynb" for s in SESSIONS for n in ("exit-test", "exercises")]
@@ -114,11 +116,6 @@ def test_the_guard_puts_every_routine_back():
 
 def test_a_str_subclass_with_a_lying_eq_fails():
     path = ROOT / "solutions" / "session-1" / "exit-test.ipynb"
-    liar = (
-        "class _Liar(str):\n    def __eq__(self, other):\n        return True\n"
-        "    __hash__ = str.__hash__\n"
-        "    def strip(self, *a):\n        return self\n    def lower(self):\n        return self\n"
-        "rank_counts = _Liar('z')"
-    )
+    liar = LIAR_SOURCE + "rank_counts = _Liar('z')"
     results = run(path, {"q4": liar})
     assert isinstance(results["q4-tests"], AssertionError)

@@ -9,6 +9,7 @@ import pytest
 
 from memkit import attention, block, checks, costs, linalg
 from memkit.figures import attention_gradient_graph, key_training, residual_bus
+from cheats import LIAR_SOURCE
 
 
 # --------------------------------------------------------------------------- Chapter 7
@@ -344,22 +345,12 @@ def test_a_library_routine_doing_the_whole_job_loses_the_points(key, cheat):
     assert outcome[f"{question}-tests"] != "ok", f"{name} {question}: a library routine earned the points"
 
 
-LIARS = """
-class _Liar(str):
-    def __eq__(self, other):
-        return True
-    __hash__ = str.__hash__
-    def strip(self, *args):
-        return self
-    def upper(self):
-        return self
-"""
 
 
 @pytest.mark.parametrize("name, question, answer", [
-    ("exit-test.ipynb", "q5", LIARS + "q5 = _Liar('A')"),
-    ("exit-test.ipynb", "q3", LIARS + "q3_wrong = {_Liar('dV')}\nq3_line = _Liar('dV')"),
-    ("exercises.ipynb", "q2", "rng = np.random.default_rng(7)\n" + LIARS
+    ("exit-test.ipynb", "q5", LIAR_SOURCE + "q5 = _Liar('A')"),
+    ("exit-test.ipynb", "q3", LIAR_SOURCE + "q3_wrong = {_Liar('dV')}\nq3_line = _Liar('dV')"),
+    ("exercises.ipynb", "q2", "rng = np.random.default_rng(7)\n" + LIAR_SOURCE
      + "smaller = _Liar('no baseline')\nvar_none = var_mean = 0.05\nbias_mean = 0.0"),
 ])
 def test_a_string_with_a_lying_eq_loses_the_points(name, question, answer):

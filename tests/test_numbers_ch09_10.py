@@ -8,6 +8,7 @@ import pytest
 
 from memkit import checks, costs, memory, recurrent
 from memkit.figures import cache_vs_state, cache_vs_weights, forgetting_rules
+from cheats import LIAR_SOURCE
 
 # --------------------------------------------------------------------------- Chapter 9
 
@@ -267,23 +268,10 @@ def test_session_7_a_library_doing_the_whole_job_loses_the_points(question):
     assert f"{question}-tests" in failed
 
 
-LIAR = '''
-class _Liar(str):
-    def __eq__(self, other):
-        return True
-    def __ne__(self, other):
-        return False
-    def __hash__(self):
-        return 0
-    def strip(self, *args):
-        return self
-    def upper(self):
-        return self
-'''
 
 LYING_ANSWERS = [
-    ("exit-test.ipynb", "q2", LIAR + 'q2 = {_Liar("A"), _Liar("D"), _Liar("E"), _Liar("G")}'),
-    ("exit-test.ipynb", "q5", LIAR + 'q5 = {"add": _Liar("B"), "decay": _Liar("D"), '
+    ("exit-test.ipynb", "q2", LIAR_SOURCE + 'q2 = {_Liar("A"), _Liar("D"), _Liar("E"), _Liar("G")}'),
+    ("exit-test.ipynb", "q5", LIAR_SOURCE + 'q5 = {"add": _Liar("B"), "decay": _Liar("D"), '
                                      '"delta": _Liar("A"), "cache": _Liar("C")}'),
     ("exercises.ipynb", "q3", None),
     ("exercises.ipynb", "q5", None),
@@ -295,7 +283,7 @@ def test_session_7_a_str_with_a_lying_eq_loses_the_points(name, question, answer
     if answer is None:  # the solution, with its string answer replaced by a liar
         source = dict(_cells(name))[question]
         target = {"q3": "best_newest", "q5": "best_change"}[question]
-        answer = source + "\n" + LIAR + f"\n{target} = _Liar({target})\n"
+        answer = source + "\n" + LIAR_SOURCE + f"\n{target} = _Liar({target})\n"
     assert f"{question}-tests" in _failing_tests(name, {question: answer})
 
 

@@ -16,6 +16,8 @@ import re
 import numpy as np
 import pytest
 
+from cheats import LIAR_SOURCE
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SESSION = ROOT / "solutions" / "session-9"
 MEMKIT_CALL = re.compile(r"\b(attention|capacity|costs|memory|recurrent|scores|icl|edit|linalg|rosetta|checks)\.\w+\(")
@@ -41,22 +43,9 @@ def run(name, question, answer=None, extra=None):
     exec(compile(code[f"{question}-tests"], f"{question}-tests", "exec"), ns)
 
 
-class Liar(str):
-    """A string that claims to equal anything, and stays a liar through strip() and lower()."""
-
-    def __eq__(self, other):
-        return True
-
-    def __ne__(self, other):
-        return False
-
-    __hash__ = str.__hash__
-
-    def strip(self, *args):
-        return self
-
-    def lower(self):
-        return self
+_namespace: dict = {}
+exec(LIAR_SOURCE, _namespace)
+Liar = _namespace["_Liar"]
 
 
 def _hidden(source):
