@@ -111,3 +111,73 @@ def test_every_figure_is_displayed_in_its_chapter(figure_id):
     pages = list(book.glob(pattern))
     assert len(pages) == 1, f"{figure_id}: no single page for chapter {chapter}"
     assert f'figures.get("{figure_id}")' in pages[0].read_text()
+
+
+# -- the drawing helpers of memkit.figures.base ------------------------------------------
+def _canvas(width_px=60, height_px=40):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width_px / 10, height_px / 10), dpi=10)
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def test_pixels_are_copied_upright_at_their_place():
+    from memkit.figures.base import Pixels
+
+    figure = _canvas()
+    block = np.zeros((10, 20, 4), np.uint8)
+    block[..., 3] = 255
+    block[:3, :, 0] = 255  # the top three rows red
+    figure.add_artist(Pixels(5, 7, block))  # lower-left corner 5 px right, 7 px up
+    figure.canvas.draw()
+    canvas = np.asarray(figure.canvas.buffer_rgba())
+    top = canvas.shape[0] - 7 - 10  # the block's top row, counted from the canvas's top
+    assert (canvas[top : top + 3, 5:25, :3] == (255, 0, 0)).all()
+    assert (canvas[top + 3 : top + 10, 5:25, :3] == 0).all()
+    assert (canvas[top - 1, 5:25, :3] == 255).all() and (canvas[top + 10, 5:25, :3] == 255).all()
+
+
+def test_pixels_refuse_a_picture_that_is_not_rgba_bytes():
+    from memkit.figures.base import Pixels
+
+    with pytest.raises(ValueError, match="rgba must be"):
+        Pixels(0, 0, np.zeros((4, 4, 3), np.uint8))
+    with pytest.raises(ValueError, match="uint8"):
+        Pixels(0, 0, np.zeros((4, 4, 4)))
+
+
+def test_cell_grid_lays_cells_out_as_imshow_does():
+    from memkit import style
+    from memkit.figures.base import cell_grid
+
+    values = np.arange(12.0).reshape(3, 4) - 5.5
+    colours = style.sign_colours(values)
+    drawn = []
+    for use_grid in (False, True):
+        figure = _canvas(80, 60)
+        ax = figure.add_axes((0, 0, 1, 1))
+        ax.axis("off")
+        if use_grid:
+            cell_grid(ax, 3, 4, aspect="auto").set_facecolor(colours.reshape(-1, 4))
+        else:
+            ax.imshow(colours, aspect="auto", interpolation="nearest")
+        figure.canvas.draw()
+        drawn.append(np.asarray(figure.canvas.buffer_rgba())[..., :3].astype(int))
+    # the same picture, up to the pixels on the cells' edges
+    assert np.mean(np.abs(drawn[0] - drawn[1]).max(axis=2) > 8) < 0.05
+
+
+def test_text_outline_left_starts_at_the_origin_on_the_baseline():
+    from memkit.figures.base import text_outline
+
+    for label in ("M ≈ 129", "M ≈ 9.1e8 (off the chart)"):
+        points = text_outline(label, 9, align="left").vertices
+        assert points[:, 0].min() == pytest.approx(0, abs=1e-9)
+        assert -0.5 < points[:, 1].min() < 0.5 or "(" in label  # M stands on the baseline
+        assert points[:, 1].max() > 5
+    points = text_outline("M ≈ 129", 9).vertices
+    assert (points.min(axis=0) + points.max(axis=0)) / 2 == pytest.approx((0, 0), abs=1e-9)
+    with pytest.raises(ValueError, match="align"):
+        text_outline("x", 9, align="right")

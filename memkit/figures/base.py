@@ -38,9 +38,11 @@ import io
 from typing import Any
 
 import ipywidgets as widgets
+import numpy as np
 from matplotlib import rc_context
 from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import QuadMesh
 from matplotlib.figure import Figure
 from matplotlib.path import Path
 from matplotlib.textpath import TextPath
@@ -58,16 +60,73 @@ LIVE_QUALITY = 92
 
 
 @functools.lru_cache(maxsize=None)
-def text_outline(label: str, size: float) -> Path:
-    """The outline of ``label`` (mathtext allowed) at ``size`` points, centred on the origin.
+def text_outline(label: str, size: float, align: str = "center") -> Path:
+    """The outline of ``label`` (mathtext allowed) at ``size`` points.
 
-    Labels that move are drawn as outlines in one PathCollection: matplotlib renders a
-    Text glyph by glyph, which costs more in an update than moving a path.
+    ``align="center"`` centres it on the origin; ``"left"`` puts the origin on its baseline,
+    at its left edge (as ``Text(ha="left", va="baseline")``, so that labels whose glyphs
+    differ stay on one line). Labels that move or change are
+    drawn as outlines in one PathCollection: matplotlib renders a Text glyph by glyph,
+    which costs more in an update than drawing a path.
     """
+    if align not in ("center", "left"):
+        raise ValueError(f"align must be 'center' or 'left', got {align!r}")
     outline = TextPath((0, 0), label, size=size)
-    extents = outline.get_extents()
-    centre = ((extents.x0 + extents.x1) / 2, (extents.y0 + extents.y1) / 2)
-    return Path(outline.vertices - centre, outline.codes)
+    # the box of the outline's points (Path.get_extents solves every curve's extrema:
+    # several milliseconds a label; a glyph's extreme points are nodes, or nearly)
+    low, high = outline.vertices.min(axis=0), outline.vertices.max(axis=0)
+    if align == "left":
+        return Path(outline.vertices - (low[0], 0.0), outline.codes)
+    return Path(outline.vertices - (low + high) / 2, outline.codes)
+
+
+def cell_grid(ax, rows: int, cols: int, aspect: str = "equal") -> QuadMesh:
+    """A ``rows`` x ``cols`` grid of flat cells on ``ax``, laid out as ``imshow`` lays out a
+    matrix (cell (i, j) centred on x = j, y = i, row 0 at the top).
+
+    A heat map that changes: ``grid.set_facecolor(rgba.reshape(-1, 4))`` recolours it
+    (rgba of shape (rows, cols, 4), e.g. :func:`memkit.style.sign_colours`), and drawing
+    it fills rows x cols rectangles, where an image is resampled to the screen on every
+    update (several times the cost).
+    """
+    grid = ax.pcolormesh(np.arange(cols + 1) - 0.5, np.arange(rows + 1) - 0.5,
+                         np.zeros((rows, cols)), shading="flat", antialiased=False,
+                         edgecolors="none")
+    grid.set_array(None)  # coloured by set_facecolor, not through a colour map
+    grid.set_facecolor("white")
+    ax.set_xlim(-0.5, cols - 0.5)
+    ax.set_ylim(rows - 0.5, -0.5)
+    ax.set_aspect(aspect)
+    return grid
+
+
+class Pixels(Artist):
+    """A picture put on the canvas pixel for pixel, its lower-left corner at (x, y) pixels.
+
+    For a picture rendered once at the canvas's own resolution (a card of text, say) that
+    an update swaps: ``imshow`` would resample it to the screen on every update, this
+    copies it. ``rgba``: (height, width, 4) uint8, row 0 at the top.
+    """
+
+    def __init__(self, x: float, y: float, rgba: np.ndarray) -> None:
+        super().__init__()
+        self.x, self.y = int(round(x)), int(round(y))
+        self.set_pixels(rgba)
+
+    def set_pixels(self, rgba: np.ndarray) -> None:
+        rgba = np.asarray(rgba)
+        if rgba.ndim != 3 or rgba.shape[2] != 4 or rgba.dtype != np.uint8:
+            raise ValueError(f"rgba must be (height, width, 4) uint8, got {rgba.shape} {rgba.dtype}")
+        self.rgba = rgba
+        self._bottom_up = np.ascontiguousarray(rgba[::-1])  # Agg's rows run upwards
+        self.stale = True
+
+    def draw(self, renderer) -> None:
+        if not self.get_visible():
+            return
+        gc = renderer.new_gc()
+        renderer.draw_image(gc, self.x, self.y, self._bottom_up)
+        gc.restore()
 
 
 class InteractiveFigure:
@@ -172,20 +231,20 @@ class InteractiveFigure:
         bottom = min(b.y0 for b in boxes) - pad
         return int(min(height, max(height * 0.5, height - bottom)))
 
-    def _render_rgb(self, with_reading: bool) -> Image.Image:
-        """The figure in its current state, at full resolution (RGB)."""
+    def _render(self, with_reading: bool, rows: int | None = None) -> Image.Image:
+        """The figure in its current state, at full resolution: its top ``rows`` pixel rows
+        (all by default), as an RGBX view of the canvas (no copy; valid until the next draw)."""
         canvas = self.figure.canvas
         canvas.restore_region(self._background)
         for artist in self._dynamic + ([self._reading] if with_reading else []):
             self.figure.draw_artist(artist)
         width, height = canvas.get_width_height()
-        image = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-        return image.convert("RGB")
+        rows = height if rows is None else rows
+        return Image.frombuffer("RGBX", (width, rows), canvas.buffer_rgba(), "raw", "RGBX", 0, 1)
 
     def live_picture(self) -> bytes:
         """What the live widget shows: the drawing, without the reading, as JPEG bytes."""
-        image = self._render_rgb(with_reading=False)
-        image = image.crop((0, 0, image.width, self._live_rows))
+        image = self._render(with_reading=False, rows=self._live_rows)
         buffer = io.BytesIO()
         image.save(buffer, format="jpeg", quality=LIVE_QUALITY, subsampling=0)
         return buffer.getvalue()
@@ -201,7 +260,7 @@ class InteractiveFigure:
         :meth:`live_picture` instead, with the reading as text beside the picture
         (``with_reading=False`` leaves the reading out here too).
         """
-        image = self._render_rgb(with_reading)
+        image = self._render(with_reading).convert("RGB")
         width = round(self.size[0] * style.DPI)
         height = round(self.size[1] * style.DPI)
         image = image.resize((width, height), Image.Resampling.LANCZOS)

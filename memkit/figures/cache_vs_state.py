@@ -16,7 +16,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from memkit import memory, recurrent, style
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, cell_grid
 from memkit.validation import as_count
 
 D_K = 4
@@ -71,8 +71,7 @@ class CacheVsState(InteractiveFigure):
         self.ax_state = figure.add_subplot(grid[1])
         self.ax_error = figure.add_subplot(grid[2])
         # the cache: a grid of N_MAX rows, filled row by row; keys on the left, values right
-        self.cache_image = self.ax_cache.imshow(np.zeros((N_MAX, 2 * D_K, 4)), aspect="auto",
-                                                interpolation="nearest")
+        self.cache_cells = cell_grid(self.ax_cache, N_MAX, 2 * D_K, aspect="auto")
         self.ax_cache.axvline(D_K - 0.5, color=style.INK, lw=0.8)
         self.ax_cache.set_xticks([(D_K - 1) / 2, D_K + (D_K - 1) / 2], ["keys", "values"])
         for tick, colour in zip(self.ax_cache.get_xticklabels(), (style.KEY, style.VALUE)):
@@ -81,7 +80,7 @@ class CacheVsState(InteractiveFigure):
         self.ax_cache.set_ylabel("token")
         self.ax_cache.set_title("KV cache (grows)")
         # the state: always 4 x 4
-        self.state_image = self.ax_state.imshow(np.zeros((D_K, D_K, 4)), interpolation="nearest")
+        self.state_cells = cell_grid(self.ax_state, D_K, D_K)
         self.ax_state.set_xticks([])
         self.ax_state.set_yticks([])
         self.ax_state.set_title(r"state $S_t$ (4$\times$4)")
@@ -98,15 +97,15 @@ class CacheVsState(InteractiveFigure):
         self.ax_error.set_ylabel(r"$\Vert o - v_1\Vert$")
         self.ax_error.set_title(r"recalling $v_1$ with the query $k_1$")
         self.ax_error.legend(loc="upper left", fontsize=8)
-        self.dynamic(self.cache_image, self.state_image, self.state_size, self.cache_line,
+        self.dynamic(self.cache_cells, self.state_cells, self.state_size, self.cache_line,
                      self.state_line)
 
     def draw(self, data):
         n = data["n"]
         colours = np.ones((N_MAX, 2 * D_K, 4))
         colours[:n] = style.sign_colours(data["cache"], scale=1.0)
-        self.cache_image.set_data(colours)
-        self.state_image.set_data(style.sign_colours(data["state"], scale=1.5))
+        self.cache_cells.set_facecolor(colours.reshape(-1, 4))
+        self.state_cells.set_facecolor(style.sign_colours(data["state"], scale=1.5).reshape(-1, 4))
         self.state_size.set_text(f"{D_K * D_K} numbers; cache {2 * D_K * n}")
         self.cache_line.set_data(data["tokens"], data["cache_error"])
         self.state_line.set_data(data["tokens"], data["state_error"])

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 import numpy as np
+from matplotlib.collections import PathCollection
+from matplotlib.transforms import Affine2D
 
 from memkit import capacity, style
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, text_outline
 
 #: the M axis of the chart
 M_GRID = np.unique(np.round(np.logspace(np.log10(2), 7, 120))).astype(float)
 M_MAX = float(M_GRID[-1])
+#: type size of the capacity labels, in points
+LABEL_PT = 9
 #: (name, colour) of the five reads, from the linear memory to softmax
 READS = (
     ("linear", style.NEUTRAL),
@@ -75,15 +79,25 @@ class CapacityVsDimension(InteractiveFigure):
         ax.set_xlabel("stored pairs $M$")
         ax.set_ylabel("interference / signal")
         ax.set_title("predicted ratio of each read; capacity where it crosses 1")
-        self.lines, self.labels = [], []
+        self.lines = []
+        line_step = 1.2 * LABEL_PT / 72 / self.size[1]  # one line of a label, in figure units
         for k, (name, colour) in enumerate(READS):
             (line,) = ax.plot([], [], color=colour, lw=1.6)
             self.lines.append(line)
-            self.labels.append(figure.text(0.74, 0.82 - 0.12 * k, "", color=colour, fontsize=9,
-                                           va="center"))
+            # each label: the read's name (drawn once), its capacity on the line under it
+            figure.text(0.74, 0.82 - 0.12 * k + line_step / 2, f"{name}:", color=colour,
+                        fontsize=LABEL_PT, va="center")
+        baselines = 0.82 - 0.12 * np.arange(len(READS)) - line_step * 0.85
+        self.values = PathCollection([], offsets=np.column_stack([np.full(len(READS), 0.74),
+                                                                  baselines]),
+                                     offset_transform=figure.transFigure,
+                                     transform=Affine2D().scale(figure.dpi / 72),
+                                     facecolors=[colour for _, colour in READS],
+                                     edgecolors="none")
+        figure.add_artist(self.values)
         self.dots = ax.scatter(np.ones(len(READS)), np.ones(len(READS)), s=30, zorder=4,
                                color=[colour for _, colour in READS])
-        self.dynamic(self.lines, self.dots, self.labels)
+        self.dynamic(self.lines, self.dots, self.values)
 
     def draw(self, data):
         for line, curve in zip(self.lines, data["curves"]):
@@ -92,9 +106,12 @@ class CapacityVsDimension(InteractiveFigure):
         # a dot off the chart is parked outside the axes, where it is clipped
         self.dots.set_offsets(np.column_stack([np.where(data["on_chart"], caps, 1e9),
                                                np.ones(len(caps))]))
-        for label, (name, _), cap, inside in zip(self.labels, READS, caps, data["on_chart"]):
-            where = "" if inside else " (off the chart)"
-            label.set_text(f"{name}:\nM ≈ {_short(cap)}{where}")
+        # the values as outlines: five Texts drawn glyph by glyph cost most of an update
+        self.values.set_paths([
+            text_outline(f"M ≈ {_short(cap)}" + ("" if inside else " (off the chart)"),
+                         LABEL_PT, align="left")
+            for cap, inside in zip(caps, data["on_chart"])
+        ])
 
     def describe(self, data):
         caps = data["capacities"]

@@ -15,7 +15,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from memkit import style, unified
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, Pixels
 
 LAYER_LABELS = tuple(unified.QUESTION_LAYERS)
 ROWS = ("state", "write", "read", "forget")
@@ -75,14 +75,13 @@ class LayerQuestions(InteractiveFigure):
         figure.subplots_adjust(left=0.02, right=0.98, top=0.9, bottom=0.25, wspace=0.45)
         card.axis("off")
         # Text is slow to draw, so each layer's card (title, four labelled rows) is rendered
-        # once, here, into a picture of the card's size; draw() only swaps the picture.
+        # once, here, into a picture of the card's size in pixels; draw() only swaps the
+        # picture, copied onto the canvas as it is.
         box = card.get_window_extent()
-        self._card_size = (box.width, box.height, figure.dpi)
+        self._card_size = (round(box.width), round(box.height), figure.dpi)
         self.cards = {label: _render_card(label, *self._card_size) for label in LAYER_LABELS}
-        self.image = card.imshow(self._card(LAYER_LABELS[0]), extent=(0, 1, 0, 1), aspect="auto",
-                                 interpolation="nearest")
-        card.set_xlim(0, 1)
-        card.set_ylim(0, 1)
+        self.image = Pixels(box.x0, box.y0, self._card(LAYER_LABELS[0]))
+        figure.add_artist(self.image)
         (self.line,) = count.plot(TOKENS, np.ones_like(TOKENS), color=style.KEY, lw=2)
         count.set_yscale("log")
         count.set_ylim(1e3, 1e6)
@@ -98,7 +97,7 @@ class LayerQuestions(InteractiveFigure):
         return self.cards[label]
 
     def draw(self, data):
-        self.image.set_data(self._card(data["layer"]))
+        self.image.set_pixels(self._card(data["layer"]))
         self.line.set_ydata(data["stored"])
 
     def describe(self, data):

@@ -10,7 +10,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from memkit import linalg, style
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, cell_grid
 from memkit.validation import as_count
 
 #: A is 5x4 and B is 4x6, so AB is a sum of r = 4 outer products
@@ -53,18 +53,18 @@ class OuterProductSum(InteractiveFigure):
         self.ax_sum, self.ax_full = figure.subplots(1, 2)
         figure.subplots_adjust(left=0.03, right=0.97, top=0.86, bottom=0.16, wspace=0.15)
         self.scale = float(np.max(np.abs(A @ B)))
-        blank = style.sign_colours(np.zeros((5, 6)), scale=self.scale)
-        self.sum_image = self.ax_sum.imshow(blank, interpolation="nearest")
+        self.sum_cells = cell_grid(self.ax_sum, *(A @ B).shape)
         self.ax_full.imshow(style.sign_colours(A @ B, scale=self.scale), interpolation="nearest")
         self.ax_full.set_title("AB")
         self.ax_sum.set_title(r"partial sum $\sum_{k\leq m} \alpha_k \rho_k^\top$")
         for ax in (self.ax_sum, self.ax_full):
             ax.set_xticks([])
             ax.set_yticks([])
-        self.dynamic(self.sum_image)
+        self.dynamic(self.sum_cells)
 
     def draw(self, data):
-        self.sum_image.set_data(style.sign_colours(data["partial"], scale=self.scale))
+        self.sum_cells.set_facecolor(
+            style.sign_colours(data["partial"], scale=self.scale).reshape(-1, 4))
 
     def describe(self, data):
         if data["gap"] < 1e-12:

@@ -14,7 +14,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from memkit import attention, linalg, style
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, cell_grid
 
 N, D_K = 10, 2
 SEED = 0
@@ -63,7 +63,7 @@ class SoftmaxLiftsRank(InteractiveFigure):
         scale = float(np.abs(SCORES).max())
         left.imshow(SCORES, cmap=style.SIGN_CMAP, vmin=-scale, vmax=scale)
         left.set_title(rf"$QK^\top$: rank {linalg.rank(SCORES)}")
-        self.image = middle.imshow(np.zeros((N, N)), cmap=style.SIGN_CMAP, vmin=-1, vmax=1)
+        self.cells = cell_grid(middle, N, N)
         self.title = middle.set_title("")
         for ax in (left, middle):
             ax.set_xticks([])
@@ -76,12 +76,11 @@ class SoftmaxLiftsRank(InteractiveFigure):
         right.set_xticks([1, 5, 10])
         right.set_xlabel("index")
         right.set_title("singular values of $A$")
-        self.dynamic(self.image, self.title, list(self.bars))
+        self.dynamic(self.cells, self.title, list(self.bars))
 
     def draw(self, data):
-        self.image.set_data(data["A"])
-        top = float(data["A"].max())
-        self.image.set_clim(-top, top)  # the colour scale follows the largest weight
+        top = float(data["A"].max())  # the colour scale follows the largest weight
+        self.cells.set_facecolor(style.SIGN_CMAP((data["A"] / top + 1) / 2).reshape(-1, 4))
         self.title.set_text(f"A at β = {data['beta']:g}: rank {data['rank_A']}")
         for bar, mu in zip(self.bars, data["singular"]):
             bar.set_height(max(mu, 1e-18))

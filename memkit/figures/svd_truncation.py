@@ -11,7 +11,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from memkit import linalg, style
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, cell_grid
 from memkit.validation import as_count
 
 
@@ -58,9 +58,7 @@ class SvdTruncation(InteractiveFigure):
         self.scale = float(np.max(np.abs(pattern)))
         self.ax_pattern.imshow(style.sign_colours(pattern, self.scale), interpolation="nearest")
         self.ax_pattern.set_title("8×8 pattern")
-        self.approx_image = self.ax_approx.imshow(
-            style.sign_colours(pattern, self.scale), interpolation="nearest"
-        )
+        self.approx_cells = cell_grid(self.ax_approx, *pattern.shape)
         self.ax_approx.set_title("truncated SVD")
         for ax in (self.ax_pattern, self.ax_approx):
             ax.set_xticks([])
@@ -69,10 +67,11 @@ class SvdTruncation(InteractiveFigure):
         self.bars = self.ax_bars.bar(np.arange(1, 9), mu, color=style.NEUTRAL)
         self.ax_bars.set_title(r"singular values $\mu_k$")
         self.ax_bars.set_xticks(np.arange(1, 9))
-        self.dynamic(self.approx_image, self.bars)
+        self.dynamic(self.approx_cells, self.bars)
 
     def draw(self, data):
-        self.approx_image.set_data(style.sign_colours(data["approx"], self.scale))
+        self.approx_cells.set_facecolor(
+            style.sign_colours(data["approx"], self.scale).reshape(-1, 4))
         for k, bar in enumerate(self.bars):
             bar.set_color(style.VALUE if k < data["r"] else style.NEUTRAL)
             bar.set_alpha(1.0 if k < data["r"] else 0.35)
