@@ -32,6 +32,8 @@ def markdown_sources():
         yield path, path.read_text()
     for folder in ("solutions", "exercises"):
         for path in sorted((ROOT / folder).rglob("*.ipynb")):
+            if ".ipynb_checkpoints" in path.parts:  # JupyterLab's copies of a save
+                continue
             nb = json.loads(path.read_text())
             cells = [c for c in nb.get("cells", []) if c.get("cell_type") == "markdown"]
             text = "\n\n".join(

@@ -66,8 +66,8 @@ QUIET = {
     "distributed.worker.memory.monitor-interval": "5s",
 }
 
-MAX_BATCH = 25  # submissions per batch at most: each batch pays one start of nbgrader
-# (seconds), a batch too long keeps its worker after the others are done
+MAX_BATCH = 25  # submissions per batch at most: a batch that fails is graded again one
+# submission at a time
 
 
 def sqlite_refused(db_url: str, scheduler: str | None) -> str | None:
@@ -142,15 +142,18 @@ def check_workers(client, settings) -> None:
 
 
 def batches(runnable: list, workers: int) -> list[list]:
-    """The submissions split in batches: as many batches as workers, or a multiple of it
-    so that no batch holds more than ``MAX_BATCH`` submissions (every worker busy, and
-    the fewest starts of nbgrader)."""
-    if not runnable:
-        return []
+    """The submissions split in batches, in order, each ``1 / (2 x workers)`` of those left
+    (at most ``MAX_BATCH``, at least one): long batches first, then shorter and shorter
+    ones, down to single submissions, so that the workers, taking the next batch as they
+    become free, end together. A batch costs little to start (a fork of the worker's warm
+    nbgrader, ``tools.grading.warm``)."""
     workers = max(1, workers)
-    rounds = -(-len(runnable) // (workers * MAX_BATCH))
-    parts = max(1, min(workers * rounds, len(runnable)))
-    return [runnable[i::parts] for i in range(parts) if runnable[i::parts]]
+    parts, start = [], 0
+    while start < len(runnable):
+        size = max(1, min(MAX_BATCH, -(-(len(runnable) - start) // (2 * workers))))
+        parts.append(runnable[start : start + size])
+        start += size
+    return parts
 
 
 # --------------------------------------------------------------------------- on a worker

@@ -4,27 +4,26 @@
 cell, a wall-clock limit after which the process tree is killed) and returns those it
 failed on; ``grade_isolated`` grades one submission in its own process and, when
 nbgrader fails on it, probes and repairs it (``tools.grading.repair``) and grades it
-again. These are the tasks the workers of the cluster run (``tools.cluster``).
+again. These are the tasks the workers of the cluster run (``tools.cluster``). Each
+nbgrader process is a fork of the worker's warm nbgrader (``tools.grading.warm``).
 
 Depends on: ``tools.grading.judgement``, ``tools.grading.repair``,
-``tools.grading.limits``, ``tools.grading.staging``, ``tools.grading.outcome``,
-``tools.grading.settings``, ``tools.assignments``, ``tools.sandbox``.
+``tools.grading.warm``, ``tools.grading.staging``, ``tools.grading.outcome``,
+``tools.grading.settings``, ``tools.sandbox``.
 """
 
 from __future__ import annotations
 
 import re
-import subprocess
 import time
 from pathlib import Path
 
-from tools import assignments as course
 from tools.grading.judgement import finish
-from tools.grading.limits import kill_tree, limits, run_limited
 from tools.grading.outcome import Outcome
 from tools.grading.repair import neutralise, probe
 from tools.grading.settings import Settings, grader_env
 from tools.grading.staging import Staged, write_stage
+from tools.grading.warm import warm_for
 
 MAX_REPAIRS = 4
 
@@ -43,12 +42,13 @@ def last_error(log: Path) -> str:
     return (interesting or lines or ["no message"])[-1][:200]
 
 
-def autograde_cmd(
+def autograde_args(
     settings: Settings, assignment: str, submitted: Path, student: str = "*"
 ) -> list[str]:
+    """The arguments of ``nbgrader`` that autograde ``student``'s ``assignment`` in ``submitted``."""
     from tools import sandbox
 
-    return course.nbgrader_command() + [
+    return [
         "autograde",
         assignment,
         f"--student={student}",
@@ -60,6 +60,18 @@ def autograde_cmd(
         f"--Autograde.autograde_preprocessors={sandbox.autograde_preprocessors()}",
         "--Application.log_format=[%(created).3f %(name)s | %(levelname)s] %(message)s",
     ]
+
+
+def run_nbgrader(settings: Settings, args: list[str], log: Path, wall: float) -> int | None:
+    """Run ``nbgrader <args>`` (a fork of this worker's warm nbgrader, ``tools.grading.warm``)
+    in the course folder, its output to ``log``; its exit code, or None when it ran over
+    ``wall`` seconds (then it and every process it started were killed)."""
+    run = warm_for(settings.root, grader_env(settings)).start(
+        args, settings.root, log, settings.memory_mb)
+    if run.wait(timeout=wall) is None:
+        run.kill()
+        return None
+    return run.returncode
 
 
 def wall_limit(settings: Settings, staged: Staged) -> float:
@@ -97,15 +109,13 @@ def grade_isolated(settings: Settings, staged: Staged) -> Outcome:
             write_stage(staged, where / "submitted")
             log = where / f"autograde-{attempt}.log"
             for retry in range(3):
-                rc = run_limited(
-                    autograde_cmd(
+                rc = run_nbgrader(
+                    settings,
+                    autograde_args(
                         settings, staged.assignment, where / "submitted", staged.student
                     ),
-                    settings.root,
-                    wall_limit(settings, staged),
                     log,
-                    settings.memory_mb,
-                    grader_env(settings),
+                    wall_limit(settings, staged),
                 )
                 if rc is None or "database is locked" not in log.read_text(errors="replace"):
                     break
@@ -214,7 +224,7 @@ def grade_batch(settings: Settings, batch: list[Staged], name: str, report) -> l
     wall = sum(wall_limit(settings, s) for s in batch)
     start = time.monotonic()
     last = [start]
-    cmd = autograde_cmd(settings, names[0] if len(names) == 1 else "*", where / "submitted")
+    args = autograde_args(settings, names[0] if len(names) == 1 else "*", where / "submitted")
 
     def done(key) -> None:
         reported.add(key)
@@ -223,33 +233,20 @@ def grade_batch(settings: Settings, batch: list[Staged], name: str, report) -> l
         report(finish(settings, by_key[key], True, [], spans.get(key, now - last[0])))
         last[0] = now
 
-    with open(log, "w") as out:
-        proc = subprocess.Popen(
-            cmd,
-            cwd=settings.root,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            preexec_fn=limits(settings.memory_mb),
-            env=course.tool_env(grader_env(settings)),
-        )
-        while True:
-            try:
-                proc.wait(timeout=1.0)
-                break
-            except subprocess.TimeoutExpired:
-                if time.monotonic() - start > wall:
-                    kill_tree(proc)
-                    proc.wait()
-                    break
-            # report the submissions nbgrader has moved past
-            for key in path_of.findall(log.read_text(errors="replace")):
-                if key in by_key and key not in order:
-                    order.append(key)
-            for key in order[:-1]:
-                if key not in reported and complete(settings, by_key[key]):
-                    done(key)
+    # a fork of this worker's warm nbgrader (tools.grading.warm): no start-up to pay
+    run = warm_for(settings.root, grader_env(settings)).start(
+        args, settings.root, log, settings.memory_mb)
+    while run.wait(timeout=1.0) is None:
+        if time.monotonic() - start > wall:
+            run.kill()
+            break
+        # report the submissions nbgrader has moved past
+        for key in path_of.findall(log.read_text(errors="replace")):
+            if key in by_key and key not in order:
+                order.append(key)
+        for key in order[:-1]:
+            if key not in reported and complete(settings, by_key[key]):
+                done(key)
     text = log.read_text(errors="replace")
     for key in path_of.findall(text):
         if key in by_key and key not in order:
@@ -277,7 +274,7 @@ def grade_batch(settings: Settings, batch: list[Staged], name: str, report) -> l
                     if later.strip():
                         trace.append(later.strip())
                 by_key[key].batch_error = f"{running[2]}: {(trace or ['?'])[-1][:200]}"
-    finished = proc.returncode in (0, 1) and time.monotonic() - start <= wall
+    finished = run.returncode in (0, 1) and time.monotonic() - start <= wall
     leftovers = []
     for key in order + [k for k in by_key if k not in order]:
         if key in reported:

@@ -36,14 +36,15 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def kill_tree(proc: subprocess.Popen) -> None:
-    for pid in [proc.pid] + descendants(proc.pid):
+def kill_tree(leader: int) -> None:
+    """Kill process ``leader`` (the leader of its own session), its group and all below it."""
+    for pid in [leader] + descendants(leader):
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(leader, signal.SIGKILL)
     except OSError:
         pass
 
@@ -81,7 +82,7 @@ def run_limited(
         try:
             return proc.wait(timeout=wall)
         except subprocess.TimeoutExpired:
-            kill_tree(proc)
+            kill_tree(proc.pid)
             proc.wait()
             return None
         finally:
