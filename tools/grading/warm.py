@@ -30,6 +30,8 @@ from pathlib import Path
 from tools import assignments as course
 from tools.grading.limits import kill_tree, limits
 
+TOOLS_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds tools/
+
 
 def serve() -> None:
     """The warm process: import nbgrader, then fork one run per request line on stdin."""
@@ -112,10 +114,12 @@ class Warm:
 
     def __init__(self, cwd: Path, env: dict) -> None:
         self.env = course.tool_env(env)
+        launch = (f"import sys; sys.path.insert(0, {str(TOOLS_ROOT)!r}); "
+                  "from tools.grading.warm import serve; serve()")
+        # (its own errors go to this process's stderr; each run's to its log)
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from tools.grading.warm import serve; serve()"],
-            cwd=cwd, env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, start_new_session=True,
+            [sys.executable, "-c", launch], cwd=cwd, env=self.env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True,
         )
         self._pending = b""
         self.active: WarmRun | None = None
