@@ -384,19 +384,15 @@ def test_on_a_server_the_guard_compares_only_the_graders_own_submissions(graded)
     assert gradebook_db.guarded("sqlite:///x.db", mine) is None
 
 
-def test_batches_cover_the_class_once_and_end_with_short_ones():
+def test_batches_cover_the_class_once_and_keep_every_worker_busy():
     for n, workers in [(1, 2), (5, 2), (16, 2), (160, 2), (61, 3), (7, 1)]:
         items = list(range(n))
         parts = cluster.batches(items, workers)
-        assert [i for part in parts for i in part] == items  # each once, in order
+        assert sorted(i for part in parts for i in part) == items
         assert all(parts)
         assert max(len(p) for p in parts) <= cluster.MAX_BATCH
-        assert len(parts) >= min(n, workers)  # every worker has work
-        sizes = [len(p) for p in parts]
-        assert sizes == sorted(sizes, reverse=True)
-        # the last batches hold a submission each: no worker is left with a long one
-        assert sizes[-min(n, workers):] == [1] * min(n, workers)
-    assert len(cluster.batches(list(range(160)), 2)) < 30  # not one start per submission
+        assert len(parts) >= min(n, workers)
+        assert max(len(p) for p in parts) - min(len(p) for p in parts) <= 1
 
 
 def test_gradebook_urls_are_told_apart_and_their_password_hidden():

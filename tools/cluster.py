@@ -32,12 +32,7 @@ namespace of their own, cannot reach it (nor the gradebook server).
 The local workers are new Python processes (multiprocessing's spawn): a script that
 calls ``tools.grading.pipeline.grade_class`` must start from ``if __name__ == "__main__":``.
 
-Before grading, the workers screen and stage the submissions (``stage``) and start their
-warm nbgrader (``tools.grading.warm``); the local cluster starts in the background while
-the grader records the assignments in the gradebook (``started``).
-
 Depends on: ``tools.grading.autograde``, ``tools.grading.judgement``,
-``tools.grading.staging``, ``tools.grading.warm``, ``tools.grading.settings``,
 ``tools.grading.outcome``, ``tools.gradebook_db`` (and ``tools.sandbox`` to check a
 worker); ``tools.grading.pipeline`` is its only user.
 """
@@ -45,7 +40,6 @@ worker); ``tools.grading.pipeline`` is its only user.
 from __future__ import annotations
 
 import collections
-import concurrent.futures
 import contextlib
 import dataclasses
 import logging
@@ -56,9 +50,8 @@ import uuid
 from pathlib import Path
 
 from tools import gradebook_db
-from tools.grading import autograde, judgement, staging, warm
+from tools.grading import autograde, judgement
 from tools.grading.outcome import Outcome
-from tools.grading.settings import grader_env
 
 # What a local cluster does while its workers wait for nbgrader: by default it samples
 # every thread's stack 100 times a second (the profiler), checks its event loop every
@@ -73,8 +66,10 @@ QUIET = {
     "distributed.worker.memory.monitor-interval": "5s",
 }
 
-MAX_BATCH = 25  # submissions per batch at most: a batch that fails is graded again one
-# submission at a time
+MAX_BATCH = 25  # submissions per batch at most: each batch pays one start of nbgrader (a
+# fork of the worker's warm one, tools.grading.warm, and its set-up), a batch too long
+# keeps its worker after the others are done. (Measured on 160 submissions: more, shorter
+# batches toward the end, which should end the workers together, graded more slowly.)
 
 
 def sqlite_refused(db_url: str, scheduler: str | None) -> str | None:
@@ -127,24 +122,6 @@ def connect(jobs: int, scheduler: str | None = None):
             cluster.close()
 
 
-@contextlib.contextmanager
-def started(jobs: int, scheduler: str | None = None):
-    """``connect``, begun in the background: yields a function that waits for the client.
-
-    The grader records the assignments in the gradebook meanwhile (a process of its own),
-    so that starting the workers costs no time of its own.
-    """
-    stack = contextlib.ExitStack()
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="cluster-start") as pool:
-        starting = pool.submit(stack.enter_context, connect(jobs, scheduler))
-        try:
-            yield starting.result
-        finally:
-            with contextlib.suppress(Exception):
-                starting.result()  # a cluster still starting is closed once started
-            stack.close()
-
-
 def _worker_problem(root: str, sandbox_mode: str) -> str | None:
     """Run on each worker of a remote cluster: can it grade this course?"""
     if not (Path(root) / "nbgrader_config.py").is_file():
@@ -167,31 +144,18 @@ def check_workers(client, settings) -> None:
 
 
 def batches(runnable: list, workers: int) -> list[list]:
-    """The submissions split in batches, in order, each ``1 / (2 x workers)`` of those left
-    (at most ``MAX_BATCH``, at least one): long batches first, then shorter and shorter
-    ones, down to single submissions, so that the workers, taking the next batch as they
-    become free, end together. A batch costs little to start (a fork of the worker's warm
-    nbgrader, ``tools.grading.warm``)."""
+    """The submissions split in batches: as many batches as workers, or a multiple of it
+    so that no batch holds more than ``MAX_BATCH`` submissions (every worker busy, and
+    the fewest starts of nbgrader)."""
+    if not runnable:
+        return []
     workers = max(1, workers)
-    parts, start = [], 0
-    while start < len(runnable):
-        size = max(1, min(MAX_BATCH, -(-(len(runnable) - start) // (2 * workers))))
-        parts.append(runnable[start : start + size])
-        start += size
-    return parts
+    rounds = -(-len(runnable) // (workers * MAX_BATCH))
+    parts = max(1, min(workers * rounds, len(runnable)))
+    return [runnable[i::parts] for i in range(parts) if runnable[i::parts]]
 
 
 # --------------------------------------------------------------------------- on a worker
-
-
-def _stage_part(settings, part: list, sources: dict, releases: dict) -> list:
-    """Screen and stage some submissions (``(assignment, student)`` pairs) on a worker."""
-    return [staging.stage(settings, a, s, sources[a], releases[a]) for a, s in part]
-
-
-def _warm_up(root: str, env: dict) -> None:
-    """Start this worker's warm nbgrader now, while the submissions are screened."""
-    warm.warm_for(Path(root), env)
 
 
 @contextlib.contextmanager
@@ -272,30 +236,16 @@ def failed_outcome(settings, staged, exc: BaseException):
     return outcome
 
 
-def prepare_workers(client, settings, scheduler: str | None) -> int:
-    """Check the workers of a remote cluster can grade (stop if not), start their warm
-    nbgrader in the background; return how many workers there are."""
-    if scheduler:
-        check_workers(client, settings)
-    client.run(_warm_up, str(settings.root), grader_env(settings))  # (only starts it)
-    return max(1, len(client.scheduler_info().get("workers", {})))
-
-
-def stage(client, settings, pairs: list, sources: dict, releases: dict, workers: int) -> list:
-    """Screen and stage every submission on the workers (``tools.grading.staging``), in order."""
-    plain = dataclasses.replace(settings, ledger={})
-    size = -(-len(pairs) // (2 * workers)) or 1
-    parts = [pairs[i : i + size] for i in range(0, len(pairs), size)]
-    sources_, releases_ = client.scatter([sources, releases], broadcast=True)
-    futures = client.map(_stage_part, [plain] * len(parts), parts, [sources_] * len(parts),
-                         [releases_] * len(parts), pure=False)
-    return [staged for part in client.gather(futures) for staged in part]
-
-
-def grade(settings, client, runnable: list, workers: int, isolate: bool, report,
-          progress=None) -> dict:
-    """Grade the screened submissions ``runnable`` on the cluster of ``client`` (``workers``
-    workers); ``report(outcome)`` each.
+def grade(
+    settings,
+    runnable: list,
+    jobs: int,
+    isolate: bool,
+    report,
+    scheduler: str | None = None,
+    progress=None,
+) -> dict:
+    """Grade the screened submissions ``runnable`` on the cluster; ``report(outcome)`` each.
 
     ``report`` is called in this thread, once per submission, as soon as it is done.
     Returns how many submissions each worker graded (by address); ``progress(line)``
@@ -303,6 +253,9 @@ def grade(settings, client, runnable: list, workers: int, isolate: bool, report,
     """
     if not runnable:
         return {}
+    refused = sqlite_refused(settings.db_url, scheduler)
+    if refused:
+        raise SystemExit(refused)
     plain = dataclasses.replace(settings, ledger={})  # the ledger stays with the grader
     if settings.work is not None:  # the workers of this machine use it (_on_worker)
         settings.work.mkdir(parents=True, exist_ok=True)
@@ -337,58 +290,62 @@ def grade(settings, client, runnable: list, workers: int, isolate: bool, report,
                 graded_on[(outcome.student, outcome.assignment)] = worker
             deliver(outcome)
 
-    client.subscribe_topic(topic, lambda event: arrived.put(event[1]))
-    pending: dict = {}  # future -> ("batch", [Staged]) or ("one", Staged)
+    with connect(jobs, scheduler) as client:
+        if scheduler:
+            check_workers(client, settings)
+        workers = max(1, len(client.scheduler_info().get("workers", {})) or jobs)
+        client.subscribe_topic(topic, lambda event: arrived.put(event[1]))
+        pending: dict = {}  # future -> ("batch", [Staged]) or ("one", Staged)
 
-    def one(staged) -> None:
-        future = client.submit(
-            grade_one_task, plain, staged, topic, key=f"grade-{run}-{staged.student}-"
-            f"{staged.assignment}-{uuid.uuid4().hex[:6]}", pure=False, priority=1
-        )
-        pending[future] = ("one", staged)
-
-    if isolate:
-        for staged in runnable:
-            one(staged)
-    else:
-        for i, batch in enumerate(batches(runnable, workers)):
+        def one(staged) -> None:
             future = client.submit(
-                grade_batch_task, plain, batch, f"batch-{i}", topic,
-                key=f"grade-{run}-batch-{i}", pure=False,
+                grade_one_task, plain, staged, topic, key=f"grade-{run}-{staged.student}-"
+                f"{staged.assignment}-{uuid.uuid4().hex[:6]}", pure=False, priority=1
             )
-            pending[future] = ("batch", batch)
-    try:
-        while pending:
-            drain()
-            for future in [f for f in pending if f.done()]:
-                kind, what = pending.pop(future)
-                try:
-                    result = future.result()
-                except Exception as exc:  # noqa: BLE001 - a lost task stops nothing
+            pending[future] = ("one", staged)
+
+        if isolate:
+            for staged in runnable:
+                one(staged)
+        else:
+            for i, batch in enumerate(batches(runnable, workers)):
+                future = client.submit(
+                    grade_batch_task, plain, batch, f"batch-{i}", topic,
+                    key=f"grade-{run}-batch-{i}", pure=False,
+                )
+                pending[future] = ("batch", batch)
+        try:
+            while pending:
+                drain()
+                for future in [f for f in pending if f.done()]:
+                    kind, what = pending.pop(future)
+                    try:
+                        result = future.result()
+                    except Exception as exc:  # noqa: BLE001 - a lost task stops nothing
+                        if kind == "one":
+                            deliver(failed_outcome(settings, what, exc))
+                            continue
+                        result = ([], [])
+                        for staged in what:
+                            if (staged.student, staged.assignment) not in reported:
+                                staged.batch_error = (
+                                    f"its batch was lost ({type(exc).__name__}: {exc})"
+                                )
+                                result[1].append(staged)
                     if kind == "one":
-                        deliver(failed_outcome(settings, what, exc))
+                        deliver(result)
                         continue
-                    result = ([], [])
-                    for staged in what:
-                        if (staged.student, staged.assignment) not in reported:
-                            staged.batch_error = (
-                                f"its batch was lost ({type(exc).__name__}: {exc})"
-                            )
-                            result[1].append(staged)
-                if kind == "one":
-                    deliver(result)
-                    continue
-                outcomes, leftovers = result
-                for outcome in outcomes:
-                    deliver(outcome)
-                for staged in leftovers:  # graded again on their own, now
-                    one(staged)
-            if pending:
-                time.sleep(0.25)
-        drain()
-    finally:
-        with contextlib.suppress(Exception):
-            client.unsubscribe_topic(topic)
+                    outcomes, leftovers = result
+                    for outcome in outcomes:
+                        deliver(outcome)
+                    for staged in leftovers:  # graded again on their own, now
+                        one(staged)
+                if pending:
+                    time.sleep(0.25)
+            drain()
+        finally:
+            with contextlib.suppress(Exception):
+                client.unsubscribe_topic(topic)
     per_worker = dict(sorted(collections.Counter(graded_on.values()).items()))
     if progress and per_worker:
         progress(

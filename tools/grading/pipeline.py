@@ -1,12 +1,11 @@
 """The pipeline: a class graded from collected submissions to outcomes (``grade_class``).
 
-It starts a Dask cluster (``tools.cluster``) while it records the assignments in the
-gradebook (``prepare_gradebook``), has the cluster's workers screen and stage every
-submission (``tools.grading.staging``), scores those with nothing to run, and hands the
-others to the workers (``tools.grading.autograde``); each outcome's gradebook rows are
-recorded for the final check (``tools.gradebook_guard``).
+It records the assignments in the gradebook (``prepare_gradebook``), screens and stages
+every submission here, scores those with nothing to run, and hands the others to the
+workers of a Dask cluster (``tools.cluster``, which runs ``tools.grading.autograde``);
+each outcome's gradebook rows are recorded for the final check (``tools.gradebook_guard``).
 
-Depends on: ``tools.cluster``, ``tools.grading.collect``,
+Depends on: ``tools.cluster``, ``tools.grading.collect``, ``tools.grading.staging``,
 ``tools.grading.judgement``, ``tools.grading.outcome``, ``tools.grading.settings``,
 ``tools.grading.cells``, ``tools.gradebook_db``, ``tools.gradebook_guard``,
 ``tools.assignments`` (``tools.sandbox`` to check it can run).
@@ -25,6 +24,7 @@ from tools.grading.collect import submissions
 from tools.grading.judgement import finish
 from tools.grading.outcome import Outcome
 from tools.grading.settings import Settings
+from tools.grading.staging import stage
 
 def prepare_gradebook(settings: Settings, which: list[str], release_dir: Path) -> None:
     """Record the assignments (notebooks, graded cells, points) in the gradebook.
@@ -118,11 +118,7 @@ def grade_class(
                 f"{outcome.score:g}/{outcome.max_score:g}{mark} ({outcome.seconds:.1f} s)"
             )
 
-    refused = cluster.sqlite_refused(settings.db_url, scheduler)
-    if refused:
-        raise SystemExit(refused)
-    with tempfile.TemporaryDirectory(prefix="memcourse-grading-") as tmp, \
-            cluster.started(jobs, scheduler) as cluster_client:  # starts meanwhile
+    with tempfile.TemporaryDirectory(prefix="memcourse-grading-") as tmp:
         # the private folders of the sandboxes: one a kernel killed before its clean-up
         # leaves behind goes with this folder
         settings.boxes = Path(tmp) / "boxes"
@@ -138,19 +134,16 @@ def grade_class(
         own_work = settings.work is None
         if own_work:
             settings.work = Path(tmp) / "work"
-        settings.work.mkdir(parents=True, exist_ok=True)  # the workers of this machine use it
-        client = cluster_client()
-        workers = cluster.prepare_workers(client, settings, scheduler)
         progress(
             f"grading {len(pairs)} submission(s) of {len(graded_assignments)} assignment(s), "
-            f"{workers} at a time, {settings.cell_timeout} s per cell"
+            f"{jobs} at a time, {settings.cell_timeout} s per cell"
         )
-        staged = cluster.stage(client, settings, pairs, sources, releases, workers)
+        staged = [stage(settings, a, s, sources[a], releases[a]) for a, s in pairs]
         runnable = [s for s in staged if s.screened]
         for s in staged:
             if not s.screened:  # nothing nbgrader can run
                 report(finish(settings, s, False, [], 0.0))
-        cluster.grade(settings, client, runnable, workers, isolate, report, progress)
+        cluster.grade(settings, runnable, jobs, isolate, report, scheduler, progress)
         if own_work:
             settings.work = None
         settings.boxes = None
