@@ -59,6 +59,14 @@ def _short(value: float) -> str:
     return f"{value:.0f}" if value < 1e5 else f"{value:.1e}".replace("e+0", "e").replace("e+", "e")
 
 
+def _value_outlines(data: dict) -> list:
+    """The capacity labels of ``data`` as outlines (five Texts drawn glyph by glyph would
+    cost most of an update)."""
+    return [text_outline(f"M ≈ {_short(cap)}" + ("" if inside else " (off the chart)"),
+                         LABEL_PT, align="left")
+            for cap, inside in zip(data["capacities"], data["on_chart"])]
+
+
 class CapacityVsDimension(InteractiveFigure):
     id = "capacity-vs-dimension"
     chapter = "6"
@@ -98,6 +106,11 @@ class CapacityVsDimension(InteractiveFigure):
         self.dots = ax.scatter(np.ones(len(READS)), np.ones(len(READS)), s=30, zorder=4,
                                color=[colour for _, colour in READS])
         self.dynamic(self.lines, self.dots, self.values)
+        # every value label of every step of the slider, outlined once now (about 0.1 s),
+        # so that a step to a value not seen yet costs no more than any other
+        slider = self.controls["d"]
+        for d in range(slider.min, slider.max + 1, slider.step):
+            _value_outlines(capacity_curves(d))
 
     def draw(self, data):
         for line, curve in zip(self.lines, data["curves"]):
@@ -106,12 +119,7 @@ class CapacityVsDimension(InteractiveFigure):
         # a dot off the chart is parked outside the axes, where it is clipped
         self.dots.set_offsets(np.column_stack([np.where(data["on_chart"], caps, 1e9),
                                                np.ones(len(caps))]))
-        # the values as outlines: five Texts drawn glyph by glyph cost most of an update
-        self.values.set_paths([
-            text_outline(f"M ≈ {_short(cap)}" + ("" if inside else " (off the chart)"),
-                         LABEL_PT, align="left")
-            for cap, inside in zip(caps, data["on_chart"])
-        ])
+        self.values.set_paths(_value_outlines(data))
 
     def describe(self, data):
         caps = data["capacities"]
