@@ -117,7 +117,6 @@ class Pixels(Artist):
         rgba = np.asarray(rgba)
         if rgba.ndim != 3 or rgba.shape[2] != 4 or rgba.dtype != np.uint8:
             raise ValueError(f"rgba must be (height, width, 4) uint8, got {rgba.shape} {rgba.dtype}")
-        self.rgba = rgba
         self._bottom_up = np.ascontiguousarray(rgba[::-1])  # Agg's rows run upwards
         self.stale = True
 

@@ -23,7 +23,7 @@ from tools.grading.outcome import Outcome
 from tools.grading.repair import neutralise, probe
 from tools.grading.settings import Settings, grader_env
 from tools.grading.staging import Staged, write_stage
-from tools.grading.warm import warm_for
+from tools.grading.warm import WarmRun, warm_for
 
 MAX_REPAIRS = 4
 
@@ -62,12 +62,17 @@ def autograde_args(
     ]
 
 
-def run_nbgrader(settings: Settings, args: list[str], log: Path, wall: float) -> int | None:
-    """Run ``nbgrader <args>`` (a fork of this worker's warm nbgrader, ``tools.grading.warm``)
-    in the course folder, its output to ``log``; its exit code, or None when it ran over
-    ``wall`` seconds (then it and every process it started were killed)."""
-    run = warm_for(settings.root, grader_env(settings)).start(
+def start_nbgrader(settings: Settings, args: list[str], log: Path) -> WarmRun:
+    """Start ``nbgrader <args>`` in the course folder, its output to ``log``: a fork of this
+    worker's warm nbgrader (``tools.grading.warm``), so there is no start-up to pay."""
+    return warm_for(settings.root, grader_env(settings)).start(
         args, settings.root, log, settings.memory_mb)
+
+
+def run_nbgrader(settings: Settings, args: list[str], log: Path, wall: float) -> int | None:
+    """Run ``nbgrader <args>`` (``start_nbgrader``); its exit code, or None when it ran over
+    ``wall`` seconds (then it and every process it started were killed)."""
+    run = start_nbgrader(settings, args, log)
     if run.wait(timeout=wall) is None:
         run.kill()
         return None
@@ -233,9 +238,7 @@ def grade_batch(settings: Settings, batch: list[Staged], name: str, report) -> l
         report(finish(settings, by_key[key], True, [], spans.get(key, now - last[0])))
         last[0] = now
 
-    # a fork of this worker's warm nbgrader (tools.grading.warm): no start-up to pay
-    run = warm_for(settings.root, grader_env(settings)).start(
-        args, settings.root, log, settings.memory_mb)
+    run = start_nbgrader(settings, args, log)
     while run.wait(timeout=1.0) is None:
         if time.monotonic() - start > wall:
             run.kill()
