@@ -20,23 +20,6 @@ def test_swiglu_matches_the_plain_mlp():
     assert costs.swiglu_params(64, hidden=100) == 3 * 64 * 100
 
 
-def test_chapter9_numbers():
-    d, L = 4096, 32
-    assert costs.model_params(d, L) == 12 * d**2 * L
-    assert round(costs.model_params(d, L) / 1e9, 1) == 6.4
-    assert round(costs.param_bytes(d, L) / 1e9, 1) == 12.9
-    assert costs.cache_numbers_per_token(d, L) == 2 * d * L
-    assert round(costs.cache_bytes(1, d, L) / 1e6, 2) == 0.52
-    assert costs.crossover_tokens(d, L) == 24576
-    assert costs.cache_bytes(24576, d, L) == costs.param_bytes(d, L)
-    assert costs.crossover_tokens(d, L, batch=4) == 24576 / 4
-
-
-def test_exercise4_crossover_is_6d():
-    assert costs.crossover_tokens(8192, layers=80) == 49152
-    assert costs.crossover_tokens(8192, layers=1) == 49152  # independent of L
-
-
 def test_bytes_scale_with_precision_and_batch():
     assert costs.param_bytes(64, 2, bytes_per_number=4) == 2 * costs.param_bytes(64, 2)
     assert costs.cache_bytes(10, 64, 2, batch=3) == 3 * costs.cache_bytes(10, 64, 2)

@@ -68,8 +68,9 @@ def test_ch09_cost_numbers_of_the_monograph():
     assert costs.cache_numbers_per_token(d, L) == 2 * d * L
     assert round(costs.cache_bytes(1, d, L) / 1e6, 2) == 0.52  # 0.52 MB per token
     assert costs.crossover_tokens(d, L) == 24_576 == 6 * d  # n* = 6d
+    assert costs.cache_bytes(24_576, d, L) == costs.param_bytes(d, L)  # the cache caught up
     assert costs.crossover_tokens(d, L, batch=8) == 6 * d / 8  # 6d / B
-    assert costs.crossover_tokens(8192, 80) == 49_152  # Exercise 4
+    assert costs.crossover_tokens(8192, 80) == 49_152 == costs.crossover_tokens(8192, 1)  # Ex. 4
 
 
 def test_ch09_grouped_query_attention_moves_the_crossing():
