@@ -156,6 +156,78 @@ print("main exits")
     assert alive_with(token) == []
 
 
+def run_notebook(code, folder, tmp_path):
+    """Run a one-cell notebook as nbgrader does (``SandboxExecute``'s kernel manager, the
+    kernel's working folder ``folder``); the cell's printed line, parsed as JSON."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    client = NotebookClient(
+        nb, kernel_manager_class=sandbox.SpareKernelManager, timeout=60,
+        resources={"metadata": {"path": str(folder)}},
+    )
+    client.execute()
+    return json.loads(nb.cells[0].outputs[0]["text"])
+
+
+LOOK_AROUND = """
+import json, os
+print(json.dumps({"cwd": os.getcwd(), "files": sorted(os.listdir(".")), "uid": os.getuid(),
+                  "leftover": "leftover" in globals()}))
+leftover = True
+open("left-behind.txt", "w").write("from the notebook before")
+"""
+
+
+@pytest.fixture
+def spare_env(tmp_path, monkeypatch):
+    import memkit
+
+    monkeypatch.setenv("MEMCOURSE_SANDBOX_MEMKIT", str(pathlib.Path(memkit.__file__).parent))
+    monkeypatch.setenv("MEMCOURSE_SANDBOX_TMP", str(tmp_path))
+    folders = []
+    for name in ("ann", "bob", "cy"):
+        folder = tmp_path / "submitted" / name
+        folder.mkdir(parents=True)
+        (folder / f"{name}.txt").write_text(name)
+        folders.append(folder)
+    yield folders
+    sandbox._discard_spare()
+
+
+def test_the_kernel_started_ahead_is_new_and_gets_the_next_submission_only(tmp_path, spare_env):
+    first = run_notebook(LOOK_AROUND, spare_env[0], tmp_path)
+    ahead = sandbox._spare
+    assert ahead is not None and ahead.process.poll() is None
+    assert pathlib.Path(first["cwd"]).parent != ahead.km._box
+    second = run_notebook(LOOK_AROUND, spare_env[1], tmp_path)
+    # the second notebook ran in the kernel started ahead: its box, its user
+    assert second["cwd"] == str(ahead.km._box / "work")
+    assert ahead.process.poll() is not None  # and that kernel is gone with its notebook
+    assert not ahead.km._box.exists() and not pathlib.Path(first["cwd"]).exists()
+    # it saw its submission's files only, and nothing the first notebook left
+    assert first["files"] == ["ann.txt"] and second["files"] == ["bob.txt"]
+    assert not first["leftover"] and not second["leftover"]
+    if sandbox.privileged():
+        assert second["uid"] == ahead.km._uid_value >= sandbox.BASE_UID
+    # a new one is waiting; at the end (atexit) it is killed and its box removed
+    waiting = sandbox._spare
+    assert waiting is not ahead and waiting.process.poll() is None
+    sandbox._discard_spare()
+    assert waiting.process.poll() is not None and not waiting.km._box.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["submitted"]
+
+
+def test_a_kernel_started_ahead_that_died_is_replaced(tmp_path, spare_env):
+    run_notebook(LOOK_AROUND, spare_env[0], tmp_path)
+    dead = sandbox._spare
+    os.killpg(dead.process.pid, 9)
+    dead.process.wait()
+    third = run_notebook(LOOK_AROUND, spare_env[2], tmp_path)
+    assert third["files"] == ["cy.txt"]
+    assert third["cwd"] != str(dead.km._box / "work") and not dead.km._box.exists()
+
+
 # --------------------------------------------------------------------------- the grader's check
 
 

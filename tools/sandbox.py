@@ -28,6 +28,14 @@ Without root, bwrap uses an unprivileged user namespace instead: the same folder
 environment, network and PID isolation, with the kernel running under the instructor's
 uid inside its namespace (see the README).
 
+nbgrader runs one notebook after another, and a kernel takes about a third of a second to
+start (the sandbox, Python, ipykernel) while the grader waits. ``SandboxExecute``
+therefore starts each kernel one notebook ahead (``SpareKernelManager``): the next kernel
+boots in an empty box of its own while the current notebook runs, and the next notebook's
+start hands it the submission's files before its first cell. It is as new as one started
+then: it has run nothing but its own start-up, and the notebook running meanwhile cannot
+reach it (another box, user and set of namespaces).
+
 The sandbox is configured through environment variables that ``tools.grading`` sets
 for nbgrader (``tools.grading.settings.grader_env``): ``MEMCOURSE_SANDBOX`` (``bwrap``
 or ``off``), ``MEMCOURSE_SANDBOX_MEMKIT`` (the memkit package folder),
@@ -37,9 +45,13 @@ file where each kernel's lifetime is appended).
 
 from __future__ import annotations
 
+import atexit
+import dataclasses
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -72,8 +84,6 @@ def unusable() -> str | None:
     missing = [t for t in tools if not shutil.which(t)]
     if missing:
         return f"the sandbox needs {', '.join(missing)} (Debian package util-linux)"
-    import subprocess
-
     trial = subprocess.run(
         [available(), "--unshare-pid", "--unshare-net", "--die-with-parent"]
         + ([] if privileged() else ["--unshare-user"])
@@ -215,19 +225,33 @@ def make_box(source: Path | None, uid: int | None, parent: str | None = None) ->
     box = Path(tempfile.mkdtemp(prefix="mcbox-", dir=parent))
     for sub in ("work", "home", "ipc"):
         (box / sub).mkdir()
-    if source and Path(source).is_dir():
-        for item in Path(source).iterdir():
-            if item.is_file() and not item.is_symlink() and item.suffix != ".ipynb":
-                shutil.copy(item, box / "work" / item.name)
     if uid is not None:
-        for path in [box, *box.rglob("*")]:
+        for path in [box, *box.iterdir()]:
             os.chown(path, uid, uid, follow_symlinks=False)
     box.chmod(0o700)
+    fill_box(box, source, uid)
     return box
+
+
+def fill_box(box: Path, source: Path | None, uid: int | None) -> None:
+    """Copy the files of ``source`` (notebooks left out) into ``box/work``, owned by ``uid``."""
+    if not source or not Path(source).is_dir():
+        return
+    for item in Path(source).iterdir():
+        if item.is_file() and not item.is_symlink() and item.suffix != ".ipynb":
+            copy = box / "work" / item.name
+            shutil.copy(item, copy)
+            if uid is not None:
+                os.chown(copy, uid, uid, follow_symlinks=False)
 
 
 class SandboxKernelManager(AsyncKernelManager):
     """A kernel manager that starts the Python kernel inside the sandbox (ipc transport)."""
+
+    #: start the next kernel as soon as this one is up, in a box of its own with no files:
+    #: it boots while this notebook runs, and the next notebook's start only hands it the
+    #: submission's files (``SpareKernelManager``)
+    start_ahead = False
 
     def __init__(self, *args, **kwargs):
         kwargs.pop("kernel_name", None)
@@ -237,6 +261,8 @@ class SandboxKernelManager(AsyncKernelManager):
         self._uid_value: int | None = None
         self._started = 0.0
         self._source = ""
+        self._adopted: subprocess.Popen | None = None
+        self._spare: _Spare | None = None  # the spare this kernel was, kept while it runs
 
     @property
     def kernel_spec(self):  # the course's Python, interrupted by a message (no signal crosses)
@@ -257,20 +283,45 @@ class SandboxKernelManager(AsyncKernelManager):
     async def _async_pre_start_kernel(self, **kw):
         if self._box is None:
             self._source = str(kw.get("cwd") or "")
-            self._uid_value = self._uid()
-            self._box = make_box(
-                Path(self._source) if self._source else None,
-                self._uid_value,
-                os.environ.get("MEMCOURSE_SANDBOX_TMP") or None,
-            )
-            self.ip = str(self._box / "ipc" / "k")
-            self.connection_file = str(self._box / "ipc" / "kernel.json")
+            source = Path(self._source) if self._source else None
+            spare = _take_spare(kw.get("extra_arguments")) if self.start_ahead else None
+            if spare is not None:  # a kernel already up in an empty box: give it the files
+                self._box, self._uid_value = spare.km._box, spare.km._uid_value
+                self._adopted, self._spare = spare.process, spare
+                self.connection_file = spare.km.connection_file
+                self.load_connection_file()  # its key, transport and sockets
+                fill_box(self._box, source, self._uid_value)
+            else:
+                self._uid_value = self._uid()
+                self._box = make_box(
+                    source, self._uid_value, os.environ.get("MEMCOURSE_SANDBOX_TMP") or None
+                )
+                self.ip = str(self._box / "ipc" / "k")
+                self.connection_file = str(self._box / "ipc" / "kernel.json")
             self._started = time.monotonic()
         kw["cwd"] = str(self._box)
         kw["env"] = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         return await super()._async_pre_start_kernel(**kw)
 
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        process, self._adopted = self._adopted, None
+        if process is None:
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+        else:  # the spare's process becomes this kernel's, as LocalProvisioner records one
+            self.provisioner.process = process
+            self.provisioner.pid = process.pid
+            self.provisioner.pgid = os.getpgid(process.pid)
+
+    async def _async_start_kernel(self, **kw):
+        await super()._async_start_kernel(**kw)
+        if self.start_ahead:
+            await _start_spare(self, kw.get("extra_arguments") or [])
+
+    start_kernel = _async_start_kernel  # as AsyncKernelManager names its own
+
     def write_connection_file(self, **kwargs):
+        if self._adopted is not None:  # the spare's own file: it may be reading it right now
+            return
         super().write_connection_file(**kwargs)
         if self._box is not None and self._uid_value is not None:
             os.chown(self.connection_file, self._uid_value, self._uid_value)
@@ -305,12 +356,77 @@ class SandboxKernelManager(AsyncKernelManager):
         self._box = None
 
 
+class SpareKernelManager(SandboxKernelManager):
+    """``SandboxKernelManager`` keeping one kernel started ahead for the next notebook.
+
+    Each kernel is still new, in a box, a user and namespaces of its own: the spare has
+    run no code but its own start-up, and receives the submission's files before the
+    first cell. The spare left at the end is killed and its box removed (``atexit``).
+    """
+
+    start_ahead = True
+
+
+@dataclasses.dataclass
+class _Spare:
+    """A kernel started ahead by ``km`` (kept: dropping it would remove the connection file
+    that the kernel may not have read yet)."""
+
+    km: SandboxKernelManager
+    extra_arguments: list[str]
+
+    @property
+    def process(self) -> subprocess.Popen:
+        return self.km.provisioner.process
+
+    def discard(self) -> None:
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.process.wait()
+        shutil.rmtree(self.km._box, ignore_errors=True)
+
+
+_spare: _Spare | None = None
+
+
+def _take_spare(extra_arguments: list[str] | None) -> _Spare | None:
+    """The kernel started ahead, if it is still running and was started as this one would be."""
+    global _spare
+    spare, _spare = _spare, None
+    if spare is None:
+        return None
+    if spare.process.poll() is not None or spare.extra_arguments != list(extra_arguments or []):
+        spare.discard()
+        return None
+    return spare
+
+
+async def _start_spare(like: SandboxKernelManager, extra_arguments: list[str]) -> None:
+    global _spare
+    if _spare is not None:
+        _spare.discard()
+    km = SandboxKernelManager(config=like.config)
+    cmd, kw = await km._async_pre_start_kernel(extra_arguments=list(extra_arguments))
+    await km._async_launch_kernel(cmd, **kw)
+    _spare = _Spare(km, list(extra_arguments))
+
+
+@atexit.register
+def _discard_spare() -> None:
+    global _spare
+    if _spare is not None:
+        _spare.discard()
+        _spare = None
+
+
 class SandboxExecute(Execute):
-    """nbgrader's Execute, with every kernel started in the sandbox."""
+    """nbgrader's Execute, with every kernel started in the sandbox, one notebook ahead."""
 
     def __init__(self, *args, **kwargs):
         if os.environ.get("MEMCOURSE_SANDBOX", "bwrap") != "off":
-            kwargs["kernel_manager_class"] = SandboxKernelManager
+            kwargs["kernel_manager_class"] = SpareKernelManager
         super().__init__(*args, **kwargs)
 
 

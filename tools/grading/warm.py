@@ -79,6 +79,10 @@ def _run(job: dict, main, quiet: int) -> None:
 
         traceback.print_exc()
     finally:
+        try:  # what a new process does at its exit (the sandbox kills its spare kernel)
+            atexit._run_exitfuncs()
+        except BaseException:  # noqa: BLE001
+            pass
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
