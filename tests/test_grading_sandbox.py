@@ -228,6 +228,47 @@ def test_a_kernel_started_ahead_that_died_is_replaced(tmp_path, spare_env):
     assert third["cwd"] != str(dead.km._box / "work") and not dead.km._box.exists()
 
 
+class FakeChannel:
+    def __init__(self, messages):
+        self.messages = list(messages)
+
+    async def get_msg(self, timeout=None):
+        from queue import Empty
+
+        if not self.messages:
+            raise Empty
+        return self.messages.pop(0)
+
+
+def status(state, parent):
+    return {"msg_type": "status", "content": {"execution_state": state},
+            "parent_header": {"msg_id": parent}}
+
+
+@pytest.mark.parametrize(
+    "iopub, ready",
+    [
+        ([status("busy", "k1"), status("idle", "k1")], True),
+        ([status("idle", "k1")], True),  # joined between busy and idle: still ready
+        ([status("idle", "k0"), status("idle", "k2")], False),  # its own idle was missed
+        ([], False),
+    ],
+)
+def test_a_sandboxed_kernel_is_ready_once_its_kernel_info_idle_arrives(iopub, ready):
+    import asyncio
+    import types
+
+    seen = []
+    client = types.SimpleNamespace(
+        shell_channel=FakeChannel([{"msg_type": "execute_reply"},
+                                   {"msg_type": "kernel_info_reply", "content": {}}]),
+        iopub_channel=FakeChannel(iopub),
+        _handle_kernel_info_reply=seen.append,
+    )
+    got = asyncio.run(sandbox.SandboxKernelClient._replied_and_idle(client, {"k1"}, 0.2))
+    assert got is ready and seen == [{"msg_type": "kernel_info_reply", "content": {}}]
+
+
 # --------------------------------------------------------------------------- the grader's check
 
 

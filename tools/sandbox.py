@@ -57,9 +57,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from queue import Empty
+
+from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 from nbgrader.preprocessors import Execute
+from traitlets import DottedObjectName, Enum, Type
 
 BASE_UID = 61000
 UIDS = 2000
@@ -245,8 +249,56 @@ def fill_box(box: Path, source: Path | None, uid: int | None) -> None:
                 os.chown(copy, uid, uid, follow_symlinks=False)
 
 
+class SandboxKernelClient(AsyncKernelClient):
+    """The client of a sandboxed kernel: ready as soon as both channels are shown to work.
+
+    jupyter_client's ``wait_for_ready`` ends by reading IOPub until it has been quiet for
+    0.2 s, a pause on every notebook graded. Here the kernel is ready when it has replied
+    to ``kernel_info`` (the shell channel works) and its IOPub status ``idle`` for that
+    request has arrived (IOPub is subscribed, and nothing of the start-up is left to come
+    before it). A status missed while the subscription was joining means asking again.
+    """
+
+    async def _async_wait_for_ready(self, timeout: float | None = None) -> None:
+        deadline = time.monotonic() + (float("inf") if timeout is None else timeout)
+        asked: set[str] = set()
+        while True:
+            asked.add(self.kernel_info())
+            if await self._replied_and_idle(asked, min(1.0, deadline - time.monotonic())):
+                return
+            if not await self._async_is_alive():
+                raise RuntimeError("Kernel died before replying to kernel_info")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Kernel didn't respond in {timeout:.0f} seconds")
+
+    async def _replied_and_idle(self, asked: set[str], wait: float) -> bool:
+        until = time.monotonic() + max(wait, 0.05)
+        reply = None
+        while reply is None:
+            try:
+                msg = await self.shell_channel.get_msg(timeout=max(until - time.monotonic(), 0))
+            except Empty:
+                return False
+            if msg["msg_type"] == "kernel_info_reply":
+                reply = msg
+        self._handle_kernel_info_reply(reply)
+        while True:
+            try:
+                msg = await self.iopub_channel.get_msg(timeout=max(until - time.monotonic(), 0))
+            except Empty:
+                return False
+            if (msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle"
+                    and msg["parent_header"].get("msg_id") in asked):
+                return True
+
+    wait_for_ready = _async_wait_for_ready  # as AsyncKernelClient names its own
+
+
 class SandboxKernelManager(AsyncKernelManager):
     """A kernel manager that starts the Python kernel inside the sandbox (ipc transport)."""
+
+    client_class = DottedObjectName("tools.sandbox.SandboxKernelClient")
+    client_factory = Type(klass=SandboxKernelClient)
 
     #: start the next kernel as soon as this one is up, in a box of its own with no files:
     #: it boots while this notebook runs, and the next notebook's start only hands it the
@@ -318,6 +370,10 @@ class SandboxKernelManager(AsyncKernelManager):
             await _start_spare(self, kw.get("extra_arguments") or [])
 
     start_kernel = _async_start_kernel  # as AsyncKernelManager names its own
+
+    async def _async_wait(self, pollinterval: float = 0.1) -> None:
+        # a killed sandbox is gone within milliseconds: look every 10 ms, not every 100
+        await super()._async_wait(pollinterval=min(pollinterval, 0.01))
 
     def write_connection_file(self, **kwargs):
         if self._adopted is not None:  # the spare's own file: it may be reading it right now
@@ -422,7 +478,13 @@ def _discard_spare() -> None:
 
 
 class SandboxExecute(Execute):
-    """nbgrader's Execute, with every kernel started in the sandbox, one notebook ahead."""
+    """nbgrader's Execute, with every kernel started in the sandbox, one notebook ahead.
+
+    A kernel is killed once its notebook has run (``shutdown_kernel``): nothing in its
+    box outlives it, so there is nothing to wait for a graceful end.
+    """
+
+    shutdown_kernel = Enum(["graceful", "immediate"], default_value="immediate").tag(config=True)
 
     def __init__(self, *args, **kwargs):
         if os.environ.get("MEMCOURSE_SANDBOX", "bwrap") != "off":
