@@ -28,13 +28,16 @@ Without root, bwrap uses an unprivileged user namespace instead: the same folder
 environment, network and PID isolation, with the kernel running under the instructor's
 uid inside its namespace (see the README).
 
-nbgrader runs one notebook after another, and a kernel takes about a third of a second to
-start (the sandbox, Python, ipykernel) while the grader waits. ``SandboxExecute``
-therefore starts each kernel one notebook ahead (``SpareKernelManager``): the next kernel
-boots in an empty box of its own while the current notebook runs, and the next notebook's
-start hands it the submission's files before its first cell. It is as new as one started
-then: it has run nothing but its own start-up, and the notebook running meanwhile cannot
-reach it (another box, user and set of namespaces).
+Speed. nbgrader runs one notebook after another, and the grader would wait for each
+kernel: about a third of a second to start (the sandbox, Python, ipykernel), 0.2 s more
+in jupyter_client for IOPub to fall quiet, steps of 0.1 s to see it end. So
+``SandboxExecute`` starts each kernel one notebook ahead (``SpareKernelManager``): the
+next kernel boots in an empty box of its own while the current notebook runs, and the
+next notebook's start hands it the submission's files before its first cell. It is as
+new as one started then: it has run nothing but its own start-up, and the notebook
+running meanwhile cannot reach it (another box, user and set of namespaces). The client
+is ready as soon as both channels are shown to work (``SandboxKernelClient``), a kernel
+is killed once its notebook has run, and its end is seen within 10 ms.
 
 The sandbox is configured through environment variables that ``tools.grading`` sets
 for nbgrader (``tools.grading.settings.grader_env``): ``MEMCOURSE_SANDBOX`` (``bwrap``
@@ -56,7 +59,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
 from queue import Empty
 
 from jupyter_client.asynchronous import AsyncKernelClient
