@@ -512,6 +512,7 @@ def attacked_class(tmp_path_factory):
         "memkit_before": memkit_before,
         "memkit_after": fingerprint(memkit_dir, ("__pycache__",)),
         "source": source,
+        "seconds": seconds,
     }
 
 
@@ -614,8 +615,10 @@ def test_odd_ids_are_listed_with_their_reason(attacked_class):
 
 
 def test_the_report_gives_each_submission_its_own_seconds(attacked_class):
+    # each submission's own span in nbgrader's log (not nothing, not the batch's time)
     seconds = [float(r["seconds"]) for r in attacked_class["report"].values() if r["status"] != "skipped"]
-    assert all(s > 0.5 for s in seconds), seconds
+    assert all(s > 0.05 for s in seconds), seconds
+    assert len(set(seconds)) > 1 and sum(seconds) < 2 * attacked_class["seconds"], seconds
 
 
 def test_the_gradebook_ledger_undoes_what_another_writer_did(attacked_class, tmp_path):
