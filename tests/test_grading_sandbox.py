@@ -156,7 +156,7 @@ print("main exits")
     assert alive_with(token) == []
 
 
-def run_notebook(code, folder, tmp_path):
+def run_notebook(code, folder):
     """Run a one-cell notebook as nbgrader does (``SandboxExecute``'s kernel manager, the
     kernel's working folder ``folder``); the cell's printed line, parsed as JSON."""
     from nbclient import NotebookClient
@@ -196,11 +196,11 @@ def spare_env(tmp_path, monkeypatch):
 
 
 def test_the_kernel_started_ahead_is_new_and_gets_the_next_submission_only(tmp_path, spare_env):
-    first = run_notebook(LOOK_AROUND, spare_env[0], tmp_path)
+    first = run_notebook(LOOK_AROUND, spare_env[0])
     ahead = sandbox._spare
     assert ahead is not None and ahead.process.poll() is None
     assert pathlib.Path(first["cwd"]).parent != ahead.km._box
-    second = run_notebook(LOOK_AROUND, spare_env[1], tmp_path)
+    second = run_notebook(LOOK_AROUND, spare_env[1])
     # the second notebook ran in the kernel started ahead: its box, its user
     assert second["cwd"] == str(ahead.km._box / "work")
     assert ahead.process.poll() is not None  # and that kernel is gone with its notebook
@@ -219,11 +219,11 @@ def test_the_kernel_started_ahead_is_new_and_gets_the_next_submission_only(tmp_p
 
 
 def test_a_kernel_started_ahead_that_died_is_replaced(tmp_path, spare_env):
-    run_notebook(LOOK_AROUND, spare_env[0], tmp_path)
+    run_notebook(LOOK_AROUND, spare_env[0])
     dead = sandbox._spare
     os.killpg(dead.process.pid, 9)
     dead.process.wait()
-    third = run_notebook(LOOK_AROUND, spare_env[2], tmp_path)
+    third = run_notebook(LOOK_AROUND, spare_env[2])
     assert third["files"] == ["cy.txt"]
     assert third["cwd"] != str(dead.km._box / "work") and not dead.km._box.exists()
 

@@ -302,11 +302,6 @@ class SandboxKernelManager(AsyncKernelManager):
     client_class = DottedObjectName("tools.sandbox.SandboxKernelClient")
     client_factory = Type(klass=SandboxKernelClient)
 
-    #: start the next kernel as soon as this one is up, in a box of its own with no files:
-    #: it boots while this notebook runs, and the next notebook's start only hands it the
-    #: submission's files (``SpareKernelManager``)
-    start_ahead = False
-
     def __init__(self, *args, **kwargs):
         kwargs.pop("kernel_name", None)
         super().__init__(*args, kernel_name="python3", **kwargs)
@@ -315,8 +310,6 @@ class SandboxKernelManager(AsyncKernelManager):
         self._uid_value: int | None = None
         self._started = 0.0
         self._source = ""
-        self._adopted: subprocess.Popen | None = None
-        self._spare: _Spare | None = None  # the spare this kernel was, kept while it runs
 
     @property
     def kernel_spec(self):  # the course's Python, interrupted by a message (no signal crosses)
@@ -337,49 +330,26 @@ class SandboxKernelManager(AsyncKernelManager):
     async def _async_pre_start_kernel(self, **kw):
         if self._box is None:
             self._source = str(kw.get("cwd") or "")
-            source = Path(self._source) if self._source else None
-            spare = _take_spare(kw.get("extra_arguments")) if self.start_ahead else None
-            if spare is not None:  # a kernel already up in an empty box: give it the files
-                self._box, self._uid_value = spare.km._box, spare.km._uid_value
-                self._adopted, self._spare = spare.process, spare
-                self.connection_file = spare.km.connection_file
-                self.load_connection_file()  # its key, transport and sockets
-                fill_box(self._box, source, self._uid_value)
-            else:
-                self._uid_value = self._uid()
-                self._box = make_box(
-                    source, self._uid_value, os.environ.get("MEMCOURSE_SANDBOX_TMP") or None
-                )
-                self.ip = str(self._box / "ipc" / "k")
-                self.connection_file = str(self._box / "ipc" / "kernel.json")
+            self._open_box(Path(self._source) if self._source else None, kw)
             self._started = time.monotonic()
         kw["cwd"] = str(self._box)
         kw["env"] = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         return await super()._async_pre_start_kernel(**kw)
 
-    async def _async_launch_kernel(self, kernel_cmd, **kw):
-        process, self._adopted = self._adopted, None
-        if process is None:
-            await super()._async_launch_kernel(kernel_cmd, **kw)
-        else:  # the spare's process becomes this kernel's, as LocalProvisioner records one
-            self.provisioner.process = process
-            self.provisioner.pid = process.pid
-            self.provisioner.pgid = os.getpgid(process.pid)
-
-    async def _async_start_kernel(self, **kw):
-        await super()._async_start_kernel(**kw)
-        if self.start_ahead:
-            await _start_spare(self, kw.get("extra_arguments") or [])
-
-    start_kernel = _async_start_kernel  # as AsyncKernelManager names its own
+    def _open_box(self, source: Path | None, kw: dict) -> None:
+        """This kernel's private folder holding ``source``'s files, its user and sockets."""
+        self._uid_value = self._uid()
+        self._box = make_box(
+            source, self._uid_value, os.environ.get("MEMCOURSE_SANDBOX_TMP") or None
+        )
+        self.ip = str(self._box / "ipc" / "k")
+        self.connection_file = str(self._box / "ipc" / "kernel.json")
 
     async def _async_wait(self, pollinterval: float = 0.1) -> None:
         # a killed sandbox is gone within milliseconds: look every 10 ms, not every 100
         await super()._async_wait(pollinterval=min(pollinterval, 0.01))
 
     def write_connection_file(self, **kwargs):
-        if self._adopted is not None:  # the spare's own file: it may be reading it right now
-            return
         super().write_connection_file(**kwargs)
         if self._box is not None and self._uid_value is not None:
             os.chown(self.connection_file, self._uid_value, self._uid_value)
@@ -422,7 +392,41 @@ class SpareKernelManager(SandboxKernelManager):
     first cell. The spare left at the end is killed and its box removed (``atexit``).
     """
 
-    start_ahead = True
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._adopted: subprocess.Popen | None = None
+        self._spare: _Spare | None = None  # the spare this kernel was, kept while it runs
+
+    def _open_box(self, source: Path | None, kw: dict) -> None:
+        spare = _take_spare(kw.get("extra_arguments"))
+        if spare is None:
+            super()._open_box(source, kw)
+            return
+        # a kernel already up in an empty box: give it the files, take its sockets
+        self._box, self._uid_value = spare.km._box, spare.km._uid_value
+        self._adopted, self._spare = spare.process, spare
+        self.connection_file = spare.km.connection_file
+        self.load_connection_file()  # its key, transport and sockets
+        fill_box(self._box, source, self._uid_value)
+
+    def write_connection_file(self, **kwargs):
+        if self._adopted is None:  # a spare's file stays as it is: it may be reading it now
+            super().write_connection_file(**kwargs)
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        process, self._adopted = self._adopted, None
+        if process is None:
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+        else:  # the spare's process becomes this kernel's, as LocalProvisioner records one
+            self.provisioner.process = process
+            self.provisioner.pid = process.pid
+            self.provisioner.pgid = os.getpgid(process.pid)
+
+    async def _async_start_kernel(self, **kw):
+        await super()._async_start_kernel(**kw)
+        await _start_spare(self, kw.get("extra_arguments") or [])
+
+    start_kernel = _async_start_kernel  # as AsyncKernelManager names its own
 
 
 @dataclasses.dataclass
