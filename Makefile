@@ -61,16 +61,16 @@ system-deps:
 
 # MathJax from the npm registry into _build/offline, served by the HTML book itself
 mathjax:
-	$(PYTHON) tools/vendor_mathjax.py
+	$(PYTHON) -m tools.book.vendor_mathjax
 
 book: $(STAMP) mathjax
-	$(BIN)/python tools/execution_cache.py
+	$(BIN)/python -m tools.book.execution_cache
 	$(JB) build . --builder html -W --keep-going
 
 # from a clean _build/latex: a failed build leaves it looking up to date to the next one
 pdf: $(STAMP) system-deps
 	rm -rf _build/latex
-	$(BIN)/python tools/execution_cache.py
+	$(BIN)/python -m tools.book.execution_cache
 	$(JB) build . --builder pdflatex -W --keep-going
 	@echo "PDF: _build/latex/memcourse.pdf"
 
@@ -78,20 +78,20 @@ test: $(STAMP) system-deps mathjax
 	$(BIN)/python -m pytest
 
 # the course folder as JupyterLab's root (book/ and exercises/ both reachable), opened on
-# book/, with the course's configuration (jupyter/, see tools/lab.py): chapters drawn as
+# book/, with the course's configuration (jupyter/, see tools/lab/launch.py): chapters drawn as
 # the book and saved unchanged; ROLE=instructor adds nbgrader's instructor tools.
 ROLE ?= student
 lab: $(STAMP)
-	$(BIN)/python -m tools.lab --role $(ROLE)
+	$(BIN)/python -m tools.lab.launch --role $(ROLE)
 
 # The student's loop: run the visible tests; NB= one or more notebooks (default: the
 # notebooks under exercises/ you changed, or all of them).
 check: $(STAMP)
-	$(BIN)/python -m tools.check $(NB)
+	$(BIN)/python -m tools.lab.check $(NB)
 
 # exercises/ (nbgrader's release) and book/session-N.md, generated from solutions/
 assignments: $(STAMP)
-	$(BIN)/python -m tools.assignments
+	$(BIN)/python -m tools.release
 
 # The instructor's loop: autograde every submission (submitted/<student>/<assignment>/, or
 # ZIP= a class archive as nbgrader zip_collect expects), feedback, grades.csv, a report.
@@ -99,14 +99,14 @@ assignments: $(STAMP)
 # JOBS= workers of the local Dask cluster (default one per core), SCHEDULER= the address
 # of an existing Dask cluster instead (tcp://host:8786; the gradebook must then be a
 # PostgreSQL server, MEMCOURSE_DB_URL), GRADE_ARGS= more options (python -m tools.grading -h).
-# Every kernel runs in a bubblewrap sandbox (tools/sandbox.py; README, "Grading safely").
+# Every kernel runs in a bubblewrap sandbox (tools/grading/sandbox.py; README, "Grading safely").
 grade: $(STAMP)
 	$(BIN)/python -m tools.grading $(ASSIGNMENTS) \
 	  $(if $(SUBMITTED),--submitted $(SUBMITTED)) $(if $(ZIP),--zip $(ZIP)) \
 	  $(if $(TIMEOUT),--cell-timeout $(TIMEOUT)) $(if $(JOBS),--jobs $(JOBS)) \
 	  $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(GRADE_ARGS)
 
-# The course on a local JupyterHub on 127.0.0.1 (tools/hub.py, hub/jupyterhub_config.py),
+# The course on a local JupyterHub on 127.0.0.1 (tools/hub/local.py, tools/hub/jupyterhub_config.py),
 # as root: Unix users mc-instructor, mc-student1, mc-student2 (passwords printed), nbgrader's
 # exchange /srv/nbgrader/exchange, the users' environment /srv/memcourse/venv; HUB_PORT=
 # (default 8000, or a free port). make hub-stop stops it by PID.

@@ -65,7 +65,7 @@ def time_figure(figure_id, repeats):
 def time_book():
     """A cold build (no execution cache, no figure frames, no pages) and a rebuild after a
     prose edit of one chapter, each as `make book` runs it: the parallel execution of the
-    chapters (tools/execution_cache.py), then the strict build. MathJax stays vendored."""
+    chapters (tools/book/execution_cache.py), then the strict build. MathJax stays vendored."""
     jb = pathlib.Path(sys.executable).with_name("jupyter-book")
     build = ROOT / "_build"
     for name in ("html", ".doctrees", ".jupyter_cache", ".figure_frames"):
@@ -74,7 +74,7 @@ def time_book():
 
     def make_book():
         start = time.perf_counter()
-        subprocess.run([sys.executable, str(ROOT / "tools" / "execution_cache.py")], check=True,
+        subprocess.run([sys.executable, "-m", "tools.book.execution_cache"], check=True,
                        cwd=ROOT, capture_output=True)
         subprocess.run([str(jb), "build", str(ROOT), "-W", "--keep-going", "-q"], check=True,
                        cwd=ROOT, capture_output=True)

@@ -1,6 +1,6 @@
 """Class-grading throughput: ``make grade`` on a local Dask cluster against plain nbgrader.
 
-A simulated class (``tools.simulate_class``: full, blank and half-done submissions) is
+A simulated class (``tools.grading.simulate``: full, blank and half-done submissions) is
 graded, in a copy of the course, three ways:
 
 * **plain nbgrader**: ``nbgrader autograde`` over the whole class, one process of the
@@ -50,8 +50,8 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tools import assignments as course  # noqa: E402
-from tools import simulate_class as sim  # noqa: E402
+from tools.release import assignments as course  # noqa: E402
+from tools.grading.simulate import classroom  # noqa: E402
 
 
 def course_copy(to: pathlib.Path, which: list[str]) -> pathlib.Path:
@@ -175,7 +175,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="memcourse-bench-grading-") as tmp:
         root = course_copy(pathlib.Path(tmp) / "course", args.assignments)
-        made = sim.simulate(root, args.students, args.assignments, seed=args.seed)
+        made = classroom.simulate(root, args.students, args.assignments, seed=args.seed)
         n = len(made)
         print(f"class-grading throughput: {args.students} students x {len(args.assignments)} "
               f"assignment(s) = {n} submissions, {os.cpu_count()} cores, load average "

@@ -1,5 +1,5 @@
-# The course's JupyterLab (`make lab`, `python -m tools.lab`): read by Jupyter because
-# tools/lab.py puts this folder on JUPYTER_CONFIG_PATH. MEMCOURSE_ROLE is "student"
+# The course's JupyterLab (`make lab`, `python -m tools.lab.launch`): read by Jupyter because
+# tools/lab/launch.py puts this folder on JUPYTER_CONFIG_PATH. MEMCOURSE_ROLE is "student"
 # (the default) or "instructor"; MEMCOURSE_EXCHANGE_FOUND says whether an nbgrader
 # exchange exists (a hub's), which decides whether the assignment list is shown.
 import os
@@ -9,11 +9,11 @@ instructor = os.environ.get("MEMCOURSE_ROLE", "student") == "instructor"
 exchange = os.environ.get("MEMCOURSE_EXCHANGE_FOUND") == "1"
 
 # chapters: rendered as the book (badges, links, glossary) and saved unchanged
-c.ServerApp.contents_manager_class = "tools.lab_contents.CourseContentsManager"
+c.ServerApp.contents_manager_class = "tools.lab.contents.CourseContentsManager"
 # jupyter/custom/custom.css: the badges' colours, no Validate button on chapters
 c.LabApp.custom_css = True
 c.ServerApp.jpserver_extensions = {
-    "tools.lab": True,
+    "tools.lab.launch": True,
     "nbgrader.server_extensions.validate_assignment": True,
     "nbgrader.server_extensions.formgrader": instructor,
     "nbgrader.server_extensions.course_list": instructor,

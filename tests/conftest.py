@@ -20,12 +20,12 @@ def built_book():
     """Build the HTML book (strict, executing every chapter) and return _build/html."""
     # MathJax is served by the book itself: fetch it from the npm registry if needed
     vendored = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "vendor_mathjax.py")],
+        [sys.executable, "-m", "tools.book.vendor_mathjax"],
         cwd=ROOT, capture_output=True, text=True, check=False,
     )
     assert vendored.returncode == 0, vendored.stdout + vendored.stderr
     # outputs cached before a change to memkit are stale: execute every chapter again
-    subprocess.run([sys.executable, str(ROOT / "tools" / "execution_cache.py")], cwd=ROOT, check=True)
+    subprocess.run([sys.executable, "-m", "tools.book.execution_cache"], cwd=ROOT, check=True)
     result = subprocess.run(
         [str(JB), "build", str(ROOT), "--builder", "html", "-W", "--keep-going"],
         cwd=ROOT, capture_output=True, text=True, check=False,

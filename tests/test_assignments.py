@@ -20,12 +20,12 @@ from concurrent.futures import ThreadPoolExecutor
 import nbformat
 import pytest
 
-from tools import assignments as course
-from tools import check as checker
-from tools import session_pages
+from tools.release import assignments as course
+from tools.lab import check as checker
+from tools.release import session_pages
 from tools.grading import collect, pipeline
 from tools.grading.settings import Settings
-from tools import simulate_class as sim
+from tools.grading.simulate import answers, classroom, trouble
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SESSIONS = course.assignments(ROOT)
@@ -134,7 +134,7 @@ def test_source_notebook_follows_the_conventions(path):
     )
     gids = [meta(c)["grade_id"] for c in nb["cells"] if meta(c)]
     assert len(gids) == len(set(gids)), "grade ids must be unique"
-    questions = sim.questions(nb)
+    questions = answers.questions(nb)
     for cell in nb["cells"]:
         m = meta(cell)
         assert not cell.get("outputs"), "no outputs in a source notebook"
@@ -218,7 +218,7 @@ def test_session_pages_show_the_release_without_answers():
 def round_trip(tmp_path_factory):
     """Every session graded for two students: the solutions (student-01) and the blank release."""
     root = copy_course(tmp_path_factory.mktemp("round-trip"))
-    made = sim.simulate(root, n_students=2, which=SESSIONS)
+    made = classroom.simulate(root, n_students=2, which=SESSIONS)
     settings = Settings(
         root=root,
         submitted=root / "submitted",
@@ -344,7 +344,7 @@ def inverted(tmp_path_factory):
                         cells.append(twin)
                 elif variant == "wrong" and m.get("solution") and cell["cell_type"] == "code":
                     answer = json.loads(json.dumps(cell))
-                    answer["source"] = sim.answer_text(
+                    answer["source"] = answers.answer_text(
                         next(c for c in source["cells"] if meta(c).get("grade_id") == m["grade_id"])
                     )
                     cells.append(
@@ -407,7 +407,7 @@ def graded_class(tmp_path_factory):
     Full, blank and half-done submissions, and one of each kind of trouble.
     """
     root = copy_course(tmp_path_factory.mktemp("class"))
-    made = sim.simulate(root, n_students=3 + len(sim.ZOO), which=[FIRST], zoo=True, seed=3)
+    made = classroom.simulate(root, n_students=3 + len(trouble.ZOO), which=[FIRST], zoo=True, seed=3)
     started = time.monotonic()
     result = subprocess.run(
         [
@@ -444,7 +444,7 @@ def graded_class(tmp_path_factory):
     }
 
 
-CLASS_KINDS = ["full", "blank", "partial"] + list(sim.ZOO)
+CLASS_KINDS = ["full", "blank", "partial"] + list(trouble.ZOO)
 
 
 @pytest.mark.parametrize("kind", CLASS_KINDS)
@@ -473,7 +473,7 @@ REASONS = {
 }
 
 
-@pytest.mark.parametrize("kind", list(sim.ZOO))
+@pytest.mark.parametrize("kind", list(trouble.ZOO))
 def test_each_bad_submission_is_graded_with_its_reason(graded_class, kind):
     student = next(s for s, m in graded_class["made"].items() if m.kind == kind)
     row = graded_class["report"][student]
@@ -502,8 +502,8 @@ def test_feedback_grades_and_summary_are_produced(graded_class):
 def test_a_class_zip_is_collected_as_nbgrader_zip_collect_expects(tmp_path):
     root = copy_course(tmp_path / "course")
     staging = tmp_path / "class"
-    sim.simulate(root, n_students=2, which=[FIRST], out=staging)
-    archive = sim.zip_class(staging, tmp_path / "class.zip")
+    classroom.simulate(root, n_students=2, which=[FIRST], out=staging)
+    archive = classroom.zip_class(staging, tmp_path / "class.zip")
     settings = Settings(root=root, submitted=root / "submitted", db_url="sqlite://")
     collect.collect_zips(settings, [archive], [FIRST])
     for student in ["student-01", "student-02"]:
@@ -518,11 +518,11 @@ def test_a_class_zip_is_collected_as_nbgrader_zip_collect_expects(tmp_path):
 def test_make_check_says_passed_failed_or_not_attempted(tmp_path):
     source = load(ROOT / "solutions" / FIRST / "exit-test.ipynb")
     release = load(ROOT / "exercises" / FIRST / "exit-test.ipynb")
-    qs = [q for q in sim.questions(source) if q.code]
-    nb = sim.student_notebook(source, release, {qs[0].answer_id})
-    answers = {meta(c).get("grade_id"): c for c in nb["cells"]}
-    answers[qs[1].answer_id]["source"] = "pass"
-    answers[qs[2].answer_id]["source"] = "raise ValueError('oops')"
+    qs = [q for q in answers.questions(source) if q.code]
+    nb = answers.student_notebook(source, release, {qs[0].answer_id})
+    cells = {meta(c).get("grade_id"): c for c in nb["cells"]}
+    cells[qs[1].answer_id]["source"] = "pass"
+    cells[qs[2].answer_id]["source"] = "raise ValueError('oops')"
     path = tmp_path / "exit-test.ipynb"
     path.write_text(json.dumps(nb))
     found, warnings = checker.check(path)

@@ -6,7 +6,7 @@ import re
 import pytest
 import yaml
 
-from tools.toc import toc_files
+from tools.book.toc import toc_files
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "book").glob("*.md"))

@@ -19,7 +19,7 @@ import urllib.parse
 
 import pytest
 
-from tools.toc import toc_files
+from tools.book.toc import toc_files
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "_build" / "screenshots"

@@ -1,12 +1,6 @@
 """A change to memkit invalidates the book's execution cache."""
 
-import importlib.util
-import pathlib
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("execution_cache", ROOT / "tools" / "execution_cache.py")
-execution_cache = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(execution_cache)
+from tools.book import execution_cache
 
 
 def test_cache_is_kept_while_memkit_is_unchanged_and_dropped_after_a_change(tmp_path, monkeypatch):

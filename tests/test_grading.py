@@ -11,11 +11,11 @@ import time
 import nbformat
 import pytest
 
-from tools import assignments as course
-from tools import judge
+from tools.release import assignments as course
+from tools.grading import recheck
 from tools.grading import collect, limits, repair, screening
 from tools.grading.settings import Settings
-from tools import simulate_class as sim
+from tools.grading.simulate import answers, trouble
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SESSIONS = course.assignments(ROOT)
@@ -38,12 +38,12 @@ def ids(nb):
 
 
 def without_grader_cells(nb):
-    """The notebook without the cells the grader adds (the export cells of tools.judge)."""
-    return {**nb, "cells": [c for c in nb["cells"] if not judge.grader_cell(c)]}
+    """The notebook without the cells the grader adds (the export cells of tools.grading.recheck)."""
+    return {**nb, "cells": [c for c in nb["cells"] if not recheck.grader_cell(c)]}
 
 
 def full_answers(source, release):
-    return sim.student_notebook(source, release, {q.answer_id for q in sim.questions(source)})
+    return answers.student_notebook(source, release, {q.answer_id for q in answers.questions(source)})
 
 
 def test_a_good_notebook_passes_screening_unchanged(notebook_pair):
@@ -54,9 +54,9 @@ def test_a_good_notebook_passes_screening_unchanged(notebook_pair):
     nbformat.validate(nbformat.from_dict(result.notebook))
     graded = without_grader_cells(result.notebook)
     assert ids(graded) == ids(release)
-    answers = {q.answer_id for q in sim.questions(source)}
+    answer_ids = {q.answer_id for q in answers.questions(source)}
     for cell, want in zip(graded["cells"], full["cells"]):
-        if ids({"cells": [cell]})[0] in answers:
+        if ids({"cells": [cell]})[0] in answer_ids:
             assert cell["source"] == want["source"]
 
 
@@ -95,7 +95,7 @@ def test_what_is_not_a_notebook_is_rejected_with_a_reason(notebook_pair, text, r
 )
 def test_tampered_locked_cells_are_restored_as_released(notebook_pair, kind, reason):
     source, release = notebook_pair
-    text, _ = sim.troubled(kind, source, release)
+    text, _ = trouble.troubled(kind, source, release)
     result = screening.screen(text, source, release)
     assert not result.rejected
     assert any(reason in r for r in result.reasons), result.reasons
@@ -114,7 +114,7 @@ def test_tampered_locked_cells_are_restored_as_released(notebook_pair, kind, rea
 def test_added_cells_stay_after_the_cell_they_followed(notebook_pair):
     source, release = notebook_pair
     nb = full_answers(source, release)
-    first_answer = sim.questions(source)[0].answer_id
+    first_answer = answers.questions(source)[0].answer_id
     at = ids(nb).index(first_answer)
     nb["cells"].insert(at + 1, nbformat.v4.new_code_cell("helper = 41 + 1"))
     nb["cells"].insert(0, nbformat.v4.new_markdown_cell("my notes"))
@@ -129,7 +129,7 @@ def test_added_cells_stay_after_the_cell_they_followed(notebook_pair):
 def test_a_copied_answer_cell_grades_the_last_copy(notebook_pair):
     source, release = notebook_pair
     nb = full_answers(source, release)
-    first_answer = sim.questions(source)[0].answer_id
+    first_answer = answers.questions(source)[0].answer_id
     at = ids(nb).index(first_answer)
     early = json.loads(json.dumps(nb["cells"][at]))
     early["source"] = "first_try = 0"
@@ -146,7 +146,7 @@ def test_a_copied_answer_cell_grades_the_last_copy(notebook_pair):
 def test_a_deleted_answer_cell_comes_back_as_its_stub(notebook_pair):
     source, release = notebook_pair
     nb = full_answers(source, release)
-    first_answer = sim.questions(source)[0].answer_id
+    first_answer = answers.questions(source)[0].answer_id
     del nb["cells"][ids(nb).index(first_answer)]
     result = screening.screen(json.dumps(nb), source, release)
     assert any(f"answer cell {first_answer} was deleted" in r for r in result.reasons)
@@ -175,7 +175,7 @@ def test_unknown_grade_ids_lose_their_nbgrader_metadata(notebook_pair):
 def test_neutralise_replaces_the_answer_before_a_locked_cell_at_fault(notebook_pair):
     source, release = notebook_pair
     result = screening.screen(json.dumps(full_answers(source, release)), source, release)
-    first = sim.questions(source)[0]
+    first = answers.questions(source)[0]
     test_at = ids(result.notebook).index(first.test_ids[0])
     assert repair.neutralise(result, test_at, "it stopped the Python kernel") == first.answer_id
     answer = result.notebook["cells"][ids(result.notebook).index(first.answer_id)]
@@ -190,13 +190,13 @@ def test_neutralise_replaces_the_answer_before_a_locked_cell_at_fault(notebook_p
 
 def test_the_simulated_zoo_scores_add_up(notebook_pair):
     source, release = notebook_pair
-    total = sim.autograded_points(source)
+    total = answers.autograded_points(source)
     assert total > 0
-    first, second = [q for q in sim.questions(source) if q.code and q.test_ids][:2]
-    assert sim.troubled("kernel-exit", source, release)[1] == total - second.points
-    assert sim.troubled("loop-ignoring-sigint", source, release)[1] == total - first.points
-    assert sim.troubled("duplicated-test", source, release)[1] == total
-    assert sim.troubled("invalid-json", source, release)[1] == 0
+    first, second = [q for q in answers.questions(source) if q.code and q.test_ids][:2]
+    assert trouble.troubled("kernel-exit", source, release)[1] == total - second.points
+    assert trouble.troubled("loop-ignoring-sigint", source, release)[1] == total - first.points
+    assert trouble.troubled("duplicated-test", source, release)[1] == total
+    assert trouble.troubled("invalid-json", source, release)[1] == 0
 
 
 def test_run_limited_kills_a_process_tree_that_ignores_signals(tmp_path):
@@ -303,7 +303,7 @@ def test_makefile_has_the_assignment_verbs():
         capture_output=True,
         text=True,
     ).stdout
-    assert "tools.check exercises/session-3/exit-test.ipynb" in dry
+    assert "tools.lab.check exercises/session-3/exit-test.ipynb" in dry
 
 
 def test_submissions_are_found_and_odd_folders_left_out(tmp_path):

@@ -37,9 +37,9 @@ import time
 
 import pytest
 
-from tools import assignments as course
-from tools import cluster, gradebook_db, gradebook_guard
-from tools import simulate_class as sim
+from tools.release import assignments as course
+from tools.grading import cluster, gradebook, gradebook_guard
+from tools.grading.simulate import classroom
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FIRST = course.assignments(ROOT)[0]
@@ -256,7 +256,7 @@ def spy_output(root) -> str:
 def graded(postgres, dask_cluster, tmp_path_factory):
     base = tmp_path_factory.mktemp("cluster-class")
     source = course_copy(base / "source")
-    made = {m.student: m for m in sim.simulate(source, STUDENTS, [FIRST], seed=7, kinds=KINDS)}
+    made = {m.student: m for m in classroom.simulate(source, STUDENTS, [FIRST], seed=7, kinds=KINDS)}
     spy_nb = source / "submitted" / "student-06" / FIRST / "exit-test.ipynb"
     full = json.loads((source / "submitted" / "student-01" / FIRST / "exit-test.ipynb").read_text())
     full["cells"].append({"cell_type": "code", "metadata": {}, "execution_count": None,
@@ -374,14 +374,14 @@ def test_on_a_server_the_guard_compares_only_the_graders_own_submissions(graded)
     set_manual("student-01", 1000)  # one of mine
     set_manual("student-02", 1000)  # one of the other grader's
     try:
-        problems = gradebook_guard.check_and_restore(url, ledger, gradebook_db.guarded(url, mine))
+        problems = gradebook_guard.check_and_restore(url, ledger, gradebook.guarded(url, mine))
         assert problems and all(" student-01 " in p for p in problems), problems[:3]
         after = gradebook_guard.snapshot(url)
         assert all(after[k] == ledger[k] for k in after if k[1] == "student-01")
         assert any(v[1] == 1000 for k, v in after.items() if k[1] == "student-02")
     finally:
         set_manual("student-02", None)
-    assert gradebook_db.guarded("sqlite:///x.db", mine) is None
+    assert gradebook.guarded("sqlite:///x.db", mine) is None
 
 
 def test_batches_cover_the_class_once_and_keep_every_worker_busy():
@@ -397,10 +397,10 @@ def test_batches_cover_the_class_once_and_keep_every_worker_busy():
 
 def test_gradebook_urls_are_told_apart_and_their_password_hidden():
     url = "postgresql+psycopg2://memcourse:s3cret@db.example:5432/memcourse"
-    assert gradebook_db.scheme(url) == "postgresql" and gradebook_db.is_server(url)
-    assert gradebook_db.is_sqlite("sqlite:////tmp/gradebook.db?timeout=60")
-    assert not gradebook_db.is_server("sqlite:////tmp/gradebook.db")
-    assert "s3cret" not in gradebook_db.hidden(url) and "memcourse:***@db" in gradebook_db.hidden(url)
+    assert gradebook.scheme(url) == "postgresql" and gradebook.is_server(url)
+    assert gradebook.is_sqlite("sqlite:////tmp/gradebook.db?timeout=60")
+    assert not gradebook.is_server("sqlite:////tmp/gradebook.db")
+    assert "s3cret" not in gradebook.hidden(url) and "memcourse:***@db" in gradebook.hidden(url)
     assert cluster.sqlite_refused("sqlite:///g.db", None) is None
     assert cluster.sqlite_refused(url, "tcp://host:8786") is None
     assert "SQLite" in cluster.sqlite_refused("sqlite:///g.db", "tcp://host:8786")

@@ -3,7 +3,7 @@
 The fast tests check the parts (the sandbox on a plain command, the grader's own check of
 the answers, the gradebook ledger, the feedback, the statuses). ``attacked_class`` grades,
 through ``python -m tools.grading`` as ``make grade`` does, a class holding each attack
-of ``tools.simulate_class.ATTACKS`` beside honest submissions and submissions with odd
+of ``tools.grading.simulate.ATTACKS`` beside honest submissions and submissions with odd
 student ids; the tests after it read the outcome.
 """
 
@@ -23,10 +23,11 @@ import time
 import nbformat
 import pytest
 
-from tools import assignments as course
-from tools import gradebook_guard, judge, sandbox
+from tools.release import assignments as course
+from tools.grading import gradebook_guard, recheck, sandbox
 from tools.grading import feedback, outcome, screening
-from tools import simulate_class as sim
+from tools.grading.cells import cell_text
+from tools.grading.simulate import answers, attacks, classroom
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FIRST = course.assignments(ROOT)[0]
@@ -276,15 +277,15 @@ def test_plain_values_cross_and_nothing_else():
     import numpy as np
 
     ns = {}
-    exec(judge.EXPORTER, ns)
+    exec(recheck.EXPORTER, ns)
     plain = ns["__memcourse_plain__"]
     for value in [1, 2.5, float("nan"), "b", None, True, [1, (2, 3.0)], {"a": 1}, {1, 2}, 1 + 2j]:
-        back = judge.rebuild(json.loads(json.dumps(plain(value))))
+        back = recheck.rebuild(json.loads(json.dumps(plain(value))))
         assert type(back) is type(value) and (back == value or value != value)
     array = np.arange(6.0).reshape(2, 3)
-    back = judge.rebuild(json.loads(json.dumps(plain(array))))
+    back = recheck.rebuild(json.loads(json.dumps(plain(array))))
     assert back.dtype == float and np.array_equal(back, array)
-    assert type(judge.rebuild(plain(np.int64(3)))) is np.int64
+    assert type(recheck.rebuild(plain(np.int64(3)))) is np.int64
 
     class Liar(str):
         def __eq__(self, other):
@@ -292,11 +293,11 @@ def test_plain_values_cross_and_nothing_else():
 
         __hash__ = str.__hash__
 
-    back = judge.rebuild(plain(Liar("zz")))
+    back = recheck.rebuild(plain(Liar("zz")))
     assert type(back) is not str and back != "b"  # the lie did not cross
     assert plain(len)["t"] == "callable"
     with pytest.raises(TypeError):
-        float(judge.rebuild({"t": "something", "v": 1}))
+        float(recheck.rebuild({"t": "something", "v": 1}))
 
 
 def _nb(cells):
@@ -330,14 +331,14 @@ SOURCE = _nb(
 
 def test_the_grader_judges_exported_answers_with_its_own_code():
     ns = {}
-    exec(judge.EXPORTER, ns)
+    exec(recheck.EXPORTER, ns)
     plain = ns["__memcourse_plain__"]
     right = {"q1-tests": {"answer": plain(9)}}
     calls = {"q2-tests": {"square": [{"args": [plain(4.0)], "kwargs": {}, "result": plain(16.0)}]}}
-    verdict = judge.judge(SOURCE, right, calls)
+    verdict = recheck.judge(SOURCE, right, calls)
     assert not verdict.problem
     assert verdict.verdicts["q1-tests"].passed and verdict.verdicts["q2-tests"].passed
-    wrong = judge.judge(
+    wrong = recheck.judge(
         SOURCE,
         {"q1-tests": {"answer": plain(10)}},
         {"q2-tests": {"square": [{"args": [plain(4.0)], "kwargs": {}, "result": plain(15.0)}]}},
@@ -347,14 +348,14 @@ def test_the_grader_judges_exported_answers_with_its_own_code():
     assert wrong.verdicts["q2-tests"].passed is False
     # a call record with other arguments than the test's, or none at all, fails
     other = {"q2-tests": {"square": [{"args": [plain(5.0)], "kwargs": {}, "result": plain(16.0)}]}}
-    assert judge.judge(SOURCE, right, other).verdicts["q2-tests"].passed is False
-    assert judge.judge(SOURCE, {}, {}).verdicts["q1-tests"].passed is False
+    assert recheck.judge(SOURCE, right, other).verdicts["q2-tests"].passed is False
+    assert recheck.judge(SOURCE, {}, {}).verdicts["q1-tests"].passed is False
 
 
 def test_screening_adds_the_export_cells_the_judge_reads(tmp_path):
     source = load(ROOT / "solutions" / FIRST / NAME)
     release = load(ROOT / "exercises" / FIRST / NAME)
-    full = sim.student_notebook(source, release, {q.answer_id for q in sim.questions(source)})
+    full = answers.student_notebook(source, release, {q.answer_id for q in answers.questions(source)})
     screened = screening.screen(json.dumps(full), source, release)
     ids = [c["id"] for c in screened.notebook["cells"]]
     tests = [
@@ -372,7 +373,7 @@ def test_screening_adds_the_export_cells_the_judge_reads(tmp_path):
 def test_a_notebook_of_nbformat_3_is_upgraded():
     source = load(ROOT / "solutions" / FIRST / NAME)
     release = load(ROOT / "exercises" / FIRST / NAME)
-    text, expected = sim.attacked("old-format", source, release)
+    text, expected = attacks.attacked("old-format", source, release)
     assert json.loads(text)["nbformat"] == 3
     result = screening.screen(text, source, release)
     assert not result.rejected
@@ -442,7 +443,7 @@ def attacked_class(tmp_path_factory):
     for where in ("solutions", "exercises"):
         (root / where / FIRST).mkdir(parents=True)
         shutil.copy(ROOT / where / FIRST / NAME, root / where / FIRST / NAME)
-    made = {m.student: m for m in sim.simulate(root, n_students=3, which=[FIRST], seed=1)}
+    made = {m.student: m for m in classroom.simulate(root, n_students=3, which=[FIRST], seed=1)}
     source = load(root / "solutions" / FIRST / NAME)
     release = load(root / "exercises" / FIRST / NAME)
     listener = socket.socket()
@@ -465,8 +466,8 @@ def attacked_class(tmp_path_factory):
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     expected = {}
-    for kind in sim.ATTACKS:
-        text, expected[kind] = sim.attacked(kind, source, release, port)
+    for kind in attacks.ATTACKS:
+        text, expected[kind] = attacks.attacked(kind, source, release, port)
         (root / "submitted" / kind / FIRST).mkdir(parents=True)
         (root / "submitted" / kind / FIRST / NAME).write_text(text)
     for odd in ODD_IDS:
@@ -492,7 +493,7 @@ def attacked_class(tmp_path_factory):
     stop.set()
     watcher.join()
     listener.close()
-    print(f"\nattacked class ({len(made) + len(sim.ATTACKS)} graded) in {seconds:.0f} s")
+    print(f"\nattacked class ({len(made) + len(attacks.ATTACKS)} graded) in {seconds:.0f} s")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     with open(root / "autograded" / "grading-report.csv", newline="") as fh:
         report = {row["student"]: row for row in csv.DictReader(fh)}
@@ -641,12 +642,12 @@ def test_the_gradebook_ledger_undoes_what_another_writer_did(attacked_class, tmp
 
 def test_the_check_runs_apart_with_a_time_limit():
     ns = {}
-    exec(judge.EXPORTER, ns)
+    exec(recheck.EXPORTER, ns)
     plain = ns["__memcourse_plain__"]
     right = {"q1-tests": {"answer": plain(9)}}
     calls = {"q2-tests": {"square": [{"args": [plain(4.0)], "kwargs": {}, "result": plain(16.0)}]}}
-    apart = judge.judge_apart(SOURCE, right, calls, timeout=60)
-    assert apart.verdicts == judge.judge(SOURCE, right, calls).verdicts
+    apart = recheck.judge_apart(SOURCE, right, calls, timeout=60)
+    assert apart.verdicts == recheck.judge(SOURCE, right, calls).verdicts
     slow = _nb(
         [
             ({"grade_id": "q1", "solution": True, "grade": False, "locked": False}, "n = 1"),
@@ -658,7 +659,7 @@ def test_the_check_runs_apart_with_a_time_limit():
         ]
     )
     started = time.monotonic()
-    stuck = judge.judge_apart(slow, {"q1-tests": {"n": plain(1)}}, {}, timeout=2)
+    stuck = recheck.judge_apart(slow, {"q1-tests": {"n": plain(1)}}, {}, timeout=2)
     assert "did not finish" in stuck.problem and time.monotonic() - started < 20
 
 
@@ -677,13 +678,13 @@ def _exports_of_a_run(source):
         user_ns = ns
 
     ns["get_ipython"] = lambda: Shell
-    exec(judge.EXPORTER, ns)
-    functions = judge.callable_names(source)
+    exec(recheck.EXPORTER, ns)
+    functions = recheck.callable_names(source)
     locked = set()
     for cell in source["cells"]:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         if meta.get("locked") or (meta.get("grade") and not meta.get("solution")):
-            locked |= judge.names_bound(sim._text(cell))
+            locked |= recheck.names_bound(cell_text(cell))
     values, calls = {}, {}
 
     def printed(call, marker):
@@ -697,19 +698,19 @@ def _exports_of_a_run(source):
         if cell["cell_type"] != "code":
             continue
         meta = cell.get("metadata", {}).get("nbgrader", {})
-        text = sim.answer_text(cell) if meta.get("solution") else sim._text(cell)
+        text = answers.answer_text(cell) if meta.get("solution") else cell_text(cell)
         if meta.get("grade") and not meta.get("solution"):
             gid = meta["grade_id"]
-            needed = judge.names_read(text) - locked
+            needed = recheck.names_read(text) - locked
             values[gid] = printed(
                 lambda: ns["__memcourse_export__"](
                     sorted(needed - functions), sorted(needed & functions)
                 ),
-                judge.MARKER,
+                recheck.MARKER,
             )
             with contextlib.redirect_stdout(io.StringIO()):
                 exec(compile(text, gid, "exec"), ns)
-            calls[gid] = printed(ns["__memcourse_calls_export__"], judge.CALLS_MARKER)
+            calls[gid] = printed(ns["__memcourse_calls_export__"], recheck.CALLS_MARKER)
         else:
             with contextlib.redirect_stdout(io.StringIO()):
                 exec(compile(text, str(meta.get("grade_id")), "exec"), ns)
@@ -725,7 +726,7 @@ def test_the_grader_check_agrees_with_every_solution(path):
     would be overruled): what a hidden test needs crosses as plain data or a call record."""
     source = load(path)
     values, calls = _exports_of_a_run(source)
-    verdict = judge.judge(source, values, calls)
+    verdict = recheck.judge(source, values, calls)
     assert not verdict.problem, verdict.problem
     tests = [
         c["metadata"]["nbgrader"]["grade_id"]
@@ -744,6 +745,6 @@ def test_a_locked_cell_binds_its_top_level_names_only():
         "def f(x):\n    y = 1\n"
         "import numpy as np\nfrom a.b import c"
     )
-    assert judge.names_bound(text) == {"C", "j", "f", "np", "c"}
-    assert {"u", "r", "k", "x"} <= judge.names_read(text + "\nf(x)")
-    assert "answer" in judge.names_read("globals()['answer']")
+    assert recheck.names_bound(text) == {"C", "j", "f", "np", "c"}
+    assert {"u", "r", "k", "x"} <= recheck.names_read(text + "\nf(x)")
+    assert "answer" in recheck.names_read("globals()['answer']")

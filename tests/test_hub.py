@@ -1,6 +1,6 @@
 """Issue 15: the course on a real JupyterHub, the whole assignment loop end to end.
 
-The ``hub`` fixture does what `make hub` does (tools/hub.py), with users of its own
+The ``hub`` fixture does what `make hub` does (tools/hub/local.py), with users of its own
 (``mct-instructor``, ``mct-student1``, ``mct-student2``, removed at the end), its own
 exchange and hub state in a temporary folder, and a free port of 127.0.0.1; the users'
 environment (/srv/memcourse/venv) and the proxy are the shared ones `make hub` installs
@@ -35,8 +35,8 @@ from pathlib import Path
 
 import pytest
 
-from tools import hub as course_hub
-from tools import lab_browser
+from tools.hub import local as course_hub
+from tools.lab import browser as lab_browser
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "_build" / "screenshots"

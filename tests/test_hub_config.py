@@ -1,11 +1,11 @@
 """The course hub's configuration files (issue 15), checked without starting anything.
 
-* hub/z2jh-values.yaml, the values of the Zero to JupyterHub chart, merged into the
+* tools/hub/z2jh-values.yaml, the values of the Zero to JupyterHub chart, merged into the
   chart's defaults as Helm merges them and validated against the chart's own values
-  schema (vendored in hub/z2jh/, from the chart's tag 4.4.0; see its README);
+  schema (vendored in tools/hub/z2jh/, from the chart's tag 4.4.0; see its README);
 * what it must carry for the course: the exchange on a shared volume at the place the
   users' nbgrader looks, the course's lab per role, JupyterLab as the default page;
-* hub/jupyterhub_config.py loads, listens on 127.0.0.1 only, and gives a student the
+* tools/hub/jupyterhub_config.py loads, listens on 127.0.0.1 only, and gives a student the
   student lab with the Assignments tab and the instructor Formgrader.
 """
 
@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-Z2JH = ROOT / "hub" / "z2jh"
+Z2JH = ROOT / "tools" / "hub" / "z2jh"
 
 
 def helm_merge(defaults, values):
@@ -37,7 +37,7 @@ def helm_merge(defaults, values):
 
 
 def load(name):
-    return yaml.safe_load((ROOT / "hub" / name).read_text())
+    return yaml.safe_load((ROOT / "tools" / "hub" / name).read_text())
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +82,7 @@ def test_values_carry_the_exchange_and_the_course_lab(merged):
 
 
 def hub_config(**env):
-    """hub/jupyterhub_config.py run as JupyterHub runs it: its `c` and its hook."""
+    """tools/hub/jupyterhub_config.py run as JupyterHub runs it: its `c` and its hook."""
     from traitlets.config import Config
 
     c = Config()
@@ -91,7 +91,7 @@ def hub_config(**env):
     saved = dict(os.environ)
     os.environ.update(env)
     try:
-        exec(compile((ROOT / "hub" / "jupyterhub_config.py").read_text(), "config", "exec"),
+        exec(compile((ROOT / "tools" / "hub" / "jupyterhub_config.py").read_text(), "config", "exec"),
              namespace)
     finally:
         os.environ.clear()

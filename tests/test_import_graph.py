@@ -1,8 +1,12 @@
-"""The modules of tools/ import each other one way: no cycle (issue 17, item 3).
+"""The modules of tools/ import each other one way: no cycle (issue 17), no upward arrow (24).
 
 Every import counts, a lazy one inside a function too (``from tools import x`` in a
 function is still a dependency of the module). Each module of tools/ must also import on
 its own, and each stage of ``tools.grading`` says in its docstring what it depends on.
+
+tools/ holds one package per person it serves (issue 24). Each package's ``__init__``
+lists its modules in the order data flows through them, and a module imports only the
+modules listed above it; between packages, only the arrows of ``PACKAGE_ARROWS``.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import ast
 import importlib
 import pathlib
+import re
 
 import pytest
 
@@ -115,10 +120,10 @@ def test_lazy_and_relative_imports_count():
 
 def test_tools_import_graph_has_no_cycle():
     edges = graph()
-    assert "tools.grading.cli" in edges and "tools.assignments" in edges
+    assert "tools.grading.cli" in edges and "tools.release.assignments" in edges
     # the two cycles of issue 17 are gone
-    assert "tools.assignments" not in edges["tools.session_pages"]
-    assert "tools.grading.pipeline" in edges and "tools.cluster" in edges["tools.grading.pipeline"]
+    assert "tools.release.assignments" not in edges["tools.release.session_pages"]
+    assert "tools.grading.pipeline" in edges and "tools.grading.cluster" in edges["tools.grading.pipeline"]
     cycle = find_cycle(edges)
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
@@ -137,7 +142,7 @@ def test_each_stage_imports_and_says_what_it_depends_on(name):
     module = importlib.import_module(name)
     doc = module.__doc__ or ""
     assert doc.strip(), f"{name} has no docstring"
-    if name != "tools.grading.__main__":
+    if not name.endswith(".__main__"):
         assert "Depends on" in doc or "Stage" in doc, f"{name}: say its stage and dependencies"
     # every tools module it imports is named in its docstring
     for dep in imports_of(modules()[name], set(modules())):
@@ -146,7 +151,77 @@ def test_each_stage_imports_and_says_what_it_depends_on(name):
         assert dep in doc, f"{name} imports {dep} but its docstring does not say so"
 
 
-ONE_WAY = ["tools.layout", "tools.session_pages", "tools.assignments", "tools.cluster"]
+ROLES = {"book", "grading", "hub", "lab", "release"}
+# which role package may import which (one way: no package imports back)
+PACKAGE_ARROWS = {"grading": {"release"}, "hub": {"lab"}}
+MAX_LINES = 600
+
+
+def role(name: str) -> str | None:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def test_tools_holds_one_folder_per_role_and_nothing_else():
+    entries = {p.name for p in TOOLS.iterdir() if p.name != "__pycache__"}
+    assert entries == ROLES | {"__init__.py"}
+    for name in ROLES:
+        assert (TOOLS / name / "__init__.py").is_file(), f"tools/{name} is not a package"
+
+
+def test_packages_import_each_other_only_one_way():
+    wrong = []
+    for name, deps in graph().items():
+        mine = role(name)
+        for dep in deps:
+            theirs = role(dep)
+            if mine and theirs and theirs != mine and theirs not in PACKAGE_ARROWS.get(mine, ()):
+                wrong.append(f"{name} -> {dep}")
+    assert not wrong, "imports across packages that the layout does not allow: " + ", ".join(wrong)
+
+
+def listed_modules(package: str) -> list[str]:
+    """The modules a package's docstring lists, in order (its table's ``name`` column)."""
+    doc = importlib.import_module(package).__doc__ or ""
+    names = []
+    for line in doc.splitlines():
+        match = re.match(r"``([a-z_]+)``\s", line)
+        if match and match.group(1) not in names:
+            names.append(match.group(1))
+    return names
+
+
+def packages() -> list[str]:
+    return sorted(n for n, p in modules().items() if p.name == "__init__.py" and n != "tools")
+
+
+@pytest.mark.parametrize("package", packages())
+def test_each_package_lists_its_modules_in_order_and_none_imports_a_later_one(package):
+    folder = ROOT.joinpath(*package.split("."))
+    own = sorted(
+        p.stem if p.suffix == ".py" else p.name
+        for p in folder.iterdir()
+        if (p.suffix == ".py" and p.stem not in ("__init__", "__main__", "jupyterhub_config"))
+        or (p.is_dir() and (p / "__init__.py").is_file())
+    )
+    order = listed_modules(package)
+    assert set(own) <= set(order), f"{package}'s docstring does not list {set(own) - set(order)}"
+    edges = graph()
+    for i, name in enumerate(order):
+        module = f"{package}.{name}"
+        if module not in edges:
+            continue
+        later = {f"{package}.{n}" for n in order[i + 1:]}
+        upward = {d for d in edges[module] if d in later or any(d.startswith(m + ".") for m in later)}
+        assert not upward, f"{module} imports {upward}, listed after it in {package}"
+
+
+def test_no_module_of_tools_is_over_600_lines():
+    long = {n: len(p.read_text().splitlines()) for n, p in modules().items()}
+    assert not {n: k for n, k in long.items() if k > MAX_LINES}
+
+
+ONE_WAY = ["tools.release.layout", "tools.release.session_pages", "tools.release.assignments", "tools.grading.cluster"]
 
 
 @pytest.mark.parametrize("name", ONE_WAY)

@@ -1,6 +1,6 @@
 """A student in the course's JupyterLab, in a real browser (end to end).
 
-The lab `make lab` opens (tools/lab.py, as a student) runs on a free port of 127.0.0.1;
+The lab `make lab` opens (tools/lab/launch.py, as a student) runs on a free port of 127.0.0.1;
 Debian's chromium (Playwright) opens every chapter of _toc.yml with the Jupytext viewer,
 runs all its cells and checks: no error output, no raw MyST markup left in what the
 reader sees (boxes, badges and links drawn), every figure's widget present and drawn at
@@ -21,9 +21,9 @@ import urllib.parse
 import pytest
 from playwright.sync_api import expect
 
-from tools import lab_browser
-from tools.toc import toc_files
-from tools.lab_browser import ERRORS, FIGURES, OPEN_AND_RUN, RENDERED_MARKDOWN, ROOT, SAVE_AND_CLOSE
+from tools.lab import browser as lab_browser
+from tools.book.toc import toc_files
+from tools.lab.browser import ERRORS, FIGURES, OPEN_AND_RUN, RENDERED_MARKDOWN, ROOT, SAVE_AND_CLOSE
 
 SHOTS = ROOT / "_build" / "screenshots"
 SCREENSHOT_CHAPTER = "book/ch03-outer-product-memory.md"

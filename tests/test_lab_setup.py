@@ -1,4 +1,4 @@
-"""make lab: the course's JupyterLab (tools/lab.py, jupyter/) opens chapters as notebooks
+"""make lab: the course's JupyterLab (tools/lab/launch.py, jupyter/) opens chapters as notebooks
 drawn as the book, saves them unchanged, and shows a student a student's tools."""
 
 import importlib.util
@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from jupyterlab_server.settings_utils import _get_overrides
 
-from tools import lab, lab_contents
+from tools.lab import contents, launch
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "book").glob("*.md"))
@@ -19,7 +19,7 @@ CHAPTERS = sorted((ROOT / "book").glob("*.md"))
 
 @pytest.fixture
 def course_env(monkeypatch, tmp_path):
-    env = lab.environment("student", base={})
+    env = launch.environment("student", base={})
     for name in ("JUPYTER_CONFIG_PATH", "JUPYTER_PATH"):
         monkeypatch.setenv(name, env[name])
     return env
@@ -51,22 +51,22 @@ def test_the_kernel_is_named_as_the_chapters_front_matter_says(course_env):
 
 def test_a_student_sees_no_instructor_tools_unless_asked(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMCOURSE_EXCHANGE", str(tmp_path / "no-exchange"))
-    student = lab.page_config("student", exchange=False)["disabledExtensions"]
+    student = launch.page_config("student", exchange=False)["disabledExtensions"]
     assert "@jupyter/nbgrader:create-assignment" in student
     assert "@jupyter/nbgrader:formgrader" in student
-    assert lab.ASSIGNMENT_LIST in student  # no exchange: no tab that can only say so
-    assert lab.MENU in student
+    assert launch.ASSIGNMENT_LIST in student  # no exchange: no tab that can only say so
+    assert launch.MENU in student
     assert "@jupyter/nbgrader:validate-assignment" not in student
-    assert lab.ASSIGNMENT_LIST not in lab.page_config("student", exchange=True)["disabledExtensions"]
-    assert lab.page_config("instructor", exchange=False)["disabledExtensions"] == {}
-    env = lab.environment("student", base={"MEMCOURSE_EXCHANGE": str(tmp_path / "no-exchange")})
+    assert launch.ASSIGNMENT_LIST not in launch.page_config("student", exchange=True)["disabledExtensions"]
+    assert launch.page_config("instructor", exchange=False)["disabledExtensions"] == {}
+    env = launch.environment("student", base={"MEMCOURSE_EXCHANGE": str(tmp_path / "no-exchange")})
     written = pathlib.Path(env["JUPYTER_CONFIG_PATH"].split(":")[0]) / "labconfig/page_config.json"
     assert json.loads(written.read_text())["disabledExtensions"] == student
     # the server's own environment decides, not the one of the process that writes it
     (tmp_path / "exchange").mkdir()
-    env = lab.environment("student", base={"MEMCOURSE_EXCHANGE": str(tmp_path / "exchange")})
+    env = launch.environment("student", base={"MEMCOURSE_EXCHANGE": str(tmp_path / "exchange")})
     assert env["MEMCOURSE_EXCHANGE_FOUND"] == "1"
-    assert lab.ASSIGNMENT_LIST not in json.loads(written.read_text())["disabledExtensions"]
+    assert launch.ASSIGNMENT_LIST not in json.loads(written.read_text())["disabledExtensions"]
 
 
 def test_lab_extensions_for_jupytext_myst_and_widgets_are_installed():
@@ -80,28 +80,28 @@ def test_lab_extensions_for_jupytext_myst_and_widgets_are_installed():
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_lab_view_and_back_is_the_chapter(path):
     nb = jupytext.read(path)
-    shown = lab_contents.lab_view(json.loads(nbformat.writes(nb)), f"book/{path.name}")
+    shown = contents.lab_view(json.loads(nbformat.writes(nb)), f"book/{path.name}")
     raw = "\n".join(c.source for c in shown.cells if c.cell_type == "markdown")
     assert "{bdg-" not in raw  # badges become spans the lab draws
-    back = lab_contents.book_view(json.loads(nbformat.writes(shown)), f"book/{path.name}")
-    assert lab_contents.same_text(back, nb)
+    back = contents.book_view(json.loads(nbformat.writes(shown)), f"book/{path.name}")
+    assert contents.same_text(back, nb)
 
 
 def test_refs_to_other_chapters_become_links_and_edits_come_back_as_refs():
-    known = lab_contents.labels()
-    shown = lab_contents.to_lab("See {ref}`Chapter 4 <ch04>` and {bdg-info-line}`cited`.",
+    known = contents.labels()
+    shown = contents.to_lab("See {ref}`Chapter 4 <ch04>` and {bdg-info-line}`cited`.",
                                 "ch03-outer-product-memory.md", known)
     assert "[Chapter 4](ch04-careful-writes.md#ch04" in shown
     assert "{span .bdg-info-line}`cited`" in shown
     edited = shown.replace("See", "Read")
-    assert lab_contents.to_book(edited) == "Read {ref}`Chapter 4 <ch04>` and {bdg-info-line}`cited`."
+    assert contents.to_book(edited) == "Read {ref}`Chapter 4 <ch04>` and {bdg-info-line}`cited`."
 
 
 def test_terms_of_a_chapter_get_their_glossary_entries():
     nb = jupytext.read(ROOT / "book" / "ch03-outer-product-memory.md")
-    cell = lab_contents.glossary_cell(nb, "ch03-outer-product-memory.md", lab_contents.labels())
+    cell = contents.glossary_cell(nb, "ch03-outer-product-memory.md", contents.labels())
     assert "```{glossary}" in cell.source
-    for term in lab_contents.terms_used(nb):
+    for term in contents.terms_used(nb):
         assert f"\n{term}\n: " in cell.source
     assert "(not in the glossary yet)" not in cell.source
 
@@ -112,7 +112,7 @@ def test_keep_layout_restores_front_matter_and_option_lines():
     nb.metadata["kernelspec"]["display_name"] = "Python 3 (ipykernel)"
     written = jupytext.writes(nb, fmt="md:myst")
     assert written != original
-    assert lab_contents.keep_layout(written, original) == original
+    assert contents.keep_layout(written, original) == original
 
 
 def test_progress_line_sweeps_and_counts_seconds():
@@ -162,16 +162,16 @@ def test_contents_manager_saves_nothing_unless_a_cell_was_edited(tmp_path, monke
     chapter = "ch05-mlp-memory.md"
     (tmp_path / "book").mkdir()
     shutil.copy(ROOT / "book" / chapter, tmp_path / "book" / chapter)
-    shutil.copy(lab_contents.GLOSSARY, tmp_path / "book" / lab_contents.GLOSSARY.name)
-    monkeypatch.setattr(lab_contents, "BOOK", tmp_path / "book")
-    manager = lab_contents.CourseContentsManager(root_dir=str(tmp_path))
+    shutil.copy(contents.GLOSSARY, tmp_path / "book" / contents.GLOSSARY.name)
+    monkeypatch.setattr(contents, "BOOK", tmp_path / "book")
+    manager = contents.CourseContentsManager(root_dir=str(tmp_path))
     path = f"book/{chapter}"
     original = (tmp_path / path).read_bytes()
 
     async def round_trip(edit=None):
         model = await manager.get(path, content=True)
         nb = model["content"]
-        assert nb.cells[0].metadata[lab_contents.MARK] == "generated"  # the lab's note
+        assert nb.cells[0].metadata[contents.MARK] == "generated"  # the lab's note
         nb.metadata["kernelspec"]["display_name"] = "Python 3 (ipykernel)"  # what a kernel does
         if edit:
             edit(nb)

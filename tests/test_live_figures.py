@@ -22,7 +22,7 @@ from PIL import Image
 from memkit import figures
 from memkit.figures import frames
 from test_browser import CHROMIUM, CHROMIUM_FLAGS
-from tools.toc import toc_files
+from tools.book.toc import toc_files
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FIGURE_CALL = re.compile(r'figures\.get\(\s*"([a-z0-9-]+)"\s*\)')

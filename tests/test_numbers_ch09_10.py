@@ -289,18 +289,18 @@ def test_session_7_a_str_with_a_lying_eq_loses_the_points(name, question, answer
 
 
 def test_simulated_students_lose_a_question_whose_earlier_answer_is_missing():
-    from tools import simulate_class as sim
+    from tools.grading.simulate import answers
 
     source = json.loads((SESSION_7 / "exit-test.ipynb").read_text())
     release = json.loads((SESSION_7.parents[1] / "exercises" / "session-7" / "exit-test.ipynb")
                          .read_text())
-    needs = sim.dependencies(source, release)
+    needs = answers.dependencies(source, release)
     assert needs["q4"] == {"q3"}  # q4 may call the write() of q3
     assert all(not needs[q] for q in ("q1", "q2", "q3", "q5", "q6", "q7"))
-    points = {q.answer_id: q.points for q in sim.questions(source)}
+    points = {q.answer_id: q.points for q in answers.questions(source)}
     every = set(points)
-    assert sim.earned_points(source, every, release) == sim.autograded_points(source)
-    assert sim.earned_points(source, every - {"q3"}, release) == (
-        sim.autograded_points(source) - points["q3"] - points["q4"])
-    assert sim.earned_points(source, every - {"q4"}, release) == (
-        sim.autograded_points(source) - points["q4"])
+    assert answers.earned_points(source, every, release) == answers.autograded_points(source)
+    assert answers.earned_points(source, every - {"q3"}, release) == (
+        answers.autograded_points(source) - points["q3"] - points["q4"])
+    assert answers.earned_points(source, every - {"q4"}, release) == (
+        answers.autograded_points(source) - points["q4"])

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tools.toc import toc_captions, toc_files
+from tools.book.toc import toc_captions, toc_files
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 LATEX = ROOT / "_build" / "latex"
@@ -311,7 +311,7 @@ def test_cross_references_carry_page_numbers(text):
 
 
 def test_session_pages_print_as_worksheets(pages):
-    from tools import assignments as course
+    from tools.release import assignments as course
 
     _, captions = toc()
     parts = [words(caption)[:4] for caption in captions]

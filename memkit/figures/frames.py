@@ -6,7 +6,7 @@ options of a row of buttons, tabs or a picker, the two states of a toggle) and d
 each state through the figure's own code path (``png(with_reading=False)``, the picture
 the book shows, without its reading), reduced to a 256-colour palette, and the reading
 is the figure's own ``caption``. The HTML book plays the frames with a small script
-(``tools/live_figures.py``); nothing is declared a second time.
+(``tools/book/live_figures.py``); nothing is declared a second time.
 
     spec = describe(figures.get("recall-noise"))     # controls, as the page shows them
     for key, state in states(fig): ...               # every reachable state

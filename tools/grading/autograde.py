@@ -4,12 +4,12 @@
 cell, a wall-clock limit after which the process tree is killed) and returns those it
 failed on; ``grade_isolated`` grades one submission in its own process and, when
 nbgrader fails on it, probes and repairs it (``tools.grading.repair``) and grades it
-again. These are the tasks the workers of the cluster run (``tools.cluster``). Each
+again. These are the tasks the workers of the cluster run (``tools.grading.cluster``). Each
 nbgrader process is a fork of the worker's warm nbgrader (``tools.grading.warm``).
 
 Depends on: ``tools.grading.judgement``, ``tools.grading.repair``,
 ``tools.grading.warm``, ``tools.grading.staging``, ``tools.grading.outcome``,
-``tools.grading.settings``, ``tools.sandbox``.
+``tools.grading.settings``, ``tools.grading.sandbox``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def autograde_args(
     settings: Settings, assignment: str, submitted: Path, student: str = "*"
 ) -> list[str]:
     """The arguments of ``nbgrader`` that autograde ``student``'s ``assignment`` in ``submitted``."""
-    from tools import sandbox
+    from tools.grading import sandbox
 
     return [
         "autograde",

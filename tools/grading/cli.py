@@ -14,7 +14,7 @@
    grade id stops nbgrader); a deleted answer cell comes back as its stub; cells the
    student added are kept, after the graded cell they followed.
 2. **Autograding in batches.** ``nbgrader autograde`` runs once per batch of
-   submissions, on the workers of a Dask cluster (``tools.cluster``: ``--jobs`` local
+   submissions, on the workers of a Dask cluster (``tools.grading.cluster``: ``--jobs`` local
    worker processes, or ``--scheduler``'s workers), each in its own process group, with a
    time limit per cell (nbgrader interrupts a cell that overruns) and a wall-clock
    limit after which the whole process tree is killed. nbgrader goes on to the next
@@ -27,25 +27,25 @@
 4. **Scores and reasons** come from the gradebook, and from the autograded notebooks
    for cells that overran or printed without end.
 
-Every kernel (nbgrader's and the probe's) runs in a sandbox (``tools.sandbox``: a
+Every kernel (nbgrader's and the probe's) runs in a sandbox (``tools.grading.sandbox``: a
 private folder, the environment read-only, no course root, no secrets, no network, its
 own PID namespace and, as root, its own unprivileged user). Screening adds, before each
 test cell, a cell that prints the answers the test reads as plain data, and after it one
 that prints the calls the test made to the student's functions; after nbgrader, the
-grader runs each test again in its own process on those values (``tools.judge``) and
+grader runs each test again in its own process on those values (``tools.grading.recheck``) and
 withdraws the points of a test that passed in the kernel only (status ``overruled``).
 
 Then the feedback is generated (without the hidden tests, and a failing test shows its
 message, not its traceback), the gradebook is compared with what the grader wrote
-(``tools.gradebook_guard``: what anything else wrote is listed and undone), the grades
+(``tools.grading.gradebook_guard``: what anything else wrote is listed and undone), the grades
 are exported as CSV, a report (one line per submission: score, status, seconds,
 reasons) is written and a summary per assignment printed. The statuses are
 ``STATUSES``; folders whose name cannot be a student id are ``skipped``, with the reason.
 
 Stage: the command line (``python -m tools.grading``, ``make grade``). Depends on:
 ``tools.grading.pipeline``, ``tools.grading.collect``, ``tools.grading.feedback``,
-``tools.grading.report``, ``tools.grading.settings``, ``tools.cluster``,
-``tools.gradebook_db``, ``tools.gradebook_guard``, ``tools.assignments``.
+``tools.grading.report``, ``tools.grading.settings``, ``tools.grading.cluster``,
+``tools.grading.gradebook``, ``tools.grading.gradebook_guard``, ``tools.release.assignments``.
 """
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from tools import assignments as course
-from tools import cluster, gradebook_db, gradebook_guard
+from tools.release import assignments as course
+from tools.grading import cluster, gradebook, gradebook_guard
 from tools.grading.collect import collect_zips
 from tools.grading.feedback import feedback
 from tools.grading.pipeline import grade_class
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         default=os.environ.get("MEMCOURSE_SCHEDULER") or None,
         help="grade on the workers of this Dask scheduler, e.g. tcp://host:8786 (default: "
         "$MEMCOURSE_SCHEDULER, or a local cluster of --jobs workers); the gradebook must "
-        "then be a server (tools.cluster)",
+        "then be a server (tools.grading.cluster)",
     )
     parser.add_argument("--memory-limit", type=int, default=4096, help="MB per process (0: none)")
     parser.add_argument(
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     if refused:
         parser.error(refused)
     if settings.sandbox == "bwrap":
-        from tools import sandbox
+        from tools.grading import sandbox
 
         problem = sandbox.unusable()
         if problem:
@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     tampered = gradebook_guard.check_and_restore(
         settings.db_url,
         settings.ledger,
-        gradebook_db.guarded(settings.db_url, [(o.assignment, o.student) for o in outcomes]),
+        gradebook.guarded(settings.db_url, [(o.assignment, o.student) for o in outcomes]),
     )
     csv_path = (args.csv or root / "grades.csv").resolve()
     export_csv(settings, csv_path)

@@ -4,7 +4,7 @@
 the (assignment, student) pairs and the folders that cannot be graded, with
 ``odd_id_reason`` saying why.
 
-Stage: before screening. Depends on: ``tools.grading.settings``, ``tools.assignments``.
+Stage: before screening. Depends on: ``tools.grading.settings``, ``tools.release.assignments``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from tools import assignments as course
+from tools.release import assignments as course
 from tools.grading.settings import Settings
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")

@@ -2,7 +2,7 @@
 generate_feedback``), without the hidden tests, a failing test showing its message only.
 
 Depends on: ``tools.grading.outcome``, ``tools.grading.settings``,
-``tools.grading.cells``, ``tools.assignments``.
+``tools.grading.cells``, ``tools.release.assignments``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 import shutil
 from pathlib import Path
 
-from tools import assignments as course
+from tools.release import assignments as course
 from tools.grading.cells import cell_meta, read_nb
 from tools.grading.outcome import Outcome
 from tools.grading.settings import Settings

@@ -3,12 +3,12 @@
 Scores come from the gradebook (``scores``; ``record_zero`` for a submission nothing could
 run); reasons from the autograded notebooks (cells that overran or printed without end,
 ``scan_autograded``); the grader's own check of each test (``apply_judgement``,
-``tools.judge``) withdraws the points of a test that passed in the student's kernel only.
+``tools.grading.recheck``) withdraws the points of a test that passed in the student's kernel only.
 ``finish`` puts it together as an ``Outcome`` with its status.
 
 Depends on: ``tools.grading.outcome``, ``tools.grading.staging``,
-``tools.grading.settings``, ``tools.grading.cells``, ``tools.judge``,
-``tools.gradebook_db``.
+``tools.grading.settings``, ``tools.grading.cells``, ``tools.grading.recheck``,
+``tools.grading.gradebook``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import os
 import shutil
 from pathlib import Path
 
-from tools import gradebook_db, judge
+from tools.grading import gradebook, recheck
 from tools.grading.cells import TRUNCATED, cell_meta, cell_text, read_nb
 from tools.grading.outcome import Outcome, status_of
 from tools.grading.settings import Settings
@@ -27,7 +27,7 @@ from tools.grading.staging import Staged
 def scores(settings: Settings, assignment: str, student: str):
     from nbgrader.api import MissingEntry
 
-    with gradebook_db.opened(settings.db_url) as gb:
+    with gradebook.opened(settings.db_url) as gb:
         try:
             sub = gb.find_submission(assignment, student)
         except MissingEntry:
@@ -37,7 +37,7 @@ def scores(settings: Settings, assignment: str, student: str):
 
 def record_zero(settings: Settings, assignment: str, student: str) -> None:
     """A submission with nothing nbgrader can run: every grade 0, in the gradebook."""
-    with gradebook_db.opened(settings.db_url) as gb:
+    with gradebook.opened(settings.db_url) as gb:
         gb.update_or_create_student(student)
         sub = gb.update_or_create_submission(assignment, student)
         for notebook in sub.notebooks:
@@ -105,7 +105,7 @@ def _rewrite(path: Path, nb: dict) -> None:
 
 
 def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> list[str]:
-    """The grader's own check of each test cell (``tools.judge``); withdraw what it fails.
+    """The grader's own check of each test cell (``tools.grading.recheck``); withdraw what it fails.
 
     A test cell nbgrader gave points to but the grader's re-run fails scores 0 (in the
     gradebook), and its cell in the autograded notebook gets the grader's error, so the
@@ -121,12 +121,12 @@ def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> lis
         if not path.exists():
             continue
         nb = read_nb(path)
-        exports, calls = judge.read_exports(nb)
+        exports, calls = recheck.read_exports(nb)
         source = staged.sources.get(name)
         verdicts = (
-            judge.judge_apart(source, exports, calls, memory_mb=settings.memory_mb)
+            recheck.judge_apart(source, exports, calls, memory_mb=settings.memory_mb)
             if source
-            else judge.Judgement(problem="no source")
+            else recheck.Judgement(problem="no source")
         )
         if verdicts.problem:
             reasons.append(f"{name}: not checked by the grader ({verdicts.problem})")
@@ -152,10 +152,10 @@ def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> lis
                 f"{name}: {gid} passed in the student's kernel but not when the grader "
                 "checked the answers: its points were withdrawn"
             )
-        nb["cells"] = [c for c in nb.get("cells", []) if not judge.grader_cell(c)]
+        nb["cells"] = [c for c in nb.get("cells", []) if not recheck.grader_cell(c)]
         _rewrite(path, nb)
     if withdrawn:
-        with gradebook_db.opened(settings.db_url) as gb:
+        with gradebook.opened(settings.db_url) as gb:
             for name, gid in withdrawn:
                 try:
                     grade = gb.find_grade(

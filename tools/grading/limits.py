@@ -2,7 +2,7 @@
 killed, an address-space limit, its own session (process group).
 
 Stage: the running of nbgrader and of the probe use it. Depends on:
-``tools.assignments`` (nbgrader's environment).
+``tools.release.assignments`` (nbgrader's environment).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from tools import assignments as course
+from tools.release import assignments as course
 
 def descendants(pid: int) -> list[int]:
     """Every process below ``pid`` (kernels run in their own session, so not in its group)."""

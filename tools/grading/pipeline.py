@@ -2,13 +2,13 @@
 
 It records the assignments in the gradebook (``prepare_gradebook``), screens and stages
 every submission here, scores those with nothing to run, and hands the others to the
-workers of a Dask cluster (``tools.cluster``, which runs ``tools.grading.autograde``);
-each outcome's gradebook rows are recorded for the final check (``tools.gradebook_guard``).
+workers of a Dask cluster (``tools.grading.cluster``, which runs ``tools.grading.autograde``);
+each outcome's gradebook rows are recorded for the final check (``tools.grading.gradebook_guard``).
 
-Depends on: ``tools.cluster``, ``tools.grading.collect``, ``tools.grading.staging``,
+Depends on: ``tools.grading.cluster``, ``tools.grading.collect``, ``tools.grading.staging``,
 ``tools.grading.judgement``, ``tools.grading.outcome``, ``tools.grading.settings``,
-``tools.grading.cells``, ``tools.gradebook_db``, ``tools.gradebook_guard``,
-``tools.assignments`` (``tools.sandbox`` to check it can run).
+``tools.grading.cells``, ``tools.grading.gradebook``, ``tools.grading.gradebook_guard``,
+``tools.release.assignments`` (``tools.grading.sandbox`` to check it can run).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import tempfile
 import threading
 from pathlib import Path
 
-from tools import assignments as course
-from tools import cluster, gradebook_db, gradebook_guard
+from tools.release import assignments as course
+from tools.grading import cluster, gradebook, gradebook_guard
 from tools.grading.cells import read_nb
 from tools.grading.collect import submissions
 from tools.grading.judgement import finish
@@ -68,18 +68,18 @@ def grade_class(
 
     The submissions are split in batches, each graded by one nbgrader process (nbgrader
     starts once per batch, not once per submission) on a worker of a Dask cluster
-    (``tools.cluster``: ``jobs`` local worker processes, or the workers of
+    (``tools.grading.cluster``: ``jobs`` local worker processes, or the workers of
     ``scheduler``); a submission nbgrader fails on is then graded again on its own
     (``grade_isolated``). With ``isolate`` every submission gets its own process from
     the start.
     """
     if settings.sandbox != "off":
-        from tools import sandbox
+        from tools.grading import sandbox
 
         problem = sandbox.unusable()
         if problem:
             raise SystemExit(problem)
-    with gradebook_db.exclusive(settings.db_url):  # the first grader creates the tables
+    with gradebook.exclusive(settings.db_url):  # the first grader creates the tables
         settings.ledger = gradebook_guard.snapshot(settings.db_url)
     pairs, skipped = submissions(settings, which, only)
     odd = [
@@ -124,9 +124,9 @@ def grade_class(
         settings.boxes = Path(tmp) / "boxes"
         settings.boxes.mkdir()
         release_tmp = Path(tmp) / "release"
-        with gradebook_db.exclusive(settings.db_url):  # one grader at a time (a server)
+        with gradebook.exclusive(settings.db_url):  # one grader at a time (a server)
             prepare_gradebook(settings, graded_assignments, release_tmp)
-            gradebook_db.add_students(settings.db_url, [s for _, s in pairs])
+            gradebook.add_students(settings.db_url, [s for _, s in pairs])
         releases = {
             a: {p.name: read_nb(p) for p in sorted((release_tmp / a).glob("*.ipynb"))}
             for a in graded_assignments

@@ -7,7 +7,7 @@ when the cell is locked). ``python -m tools.grading.repair NOTEBOOK`` is the pro
 process.
 
 Depends on: ``tools.grading.limits``, ``tools.grading.screening``, ``tools.grading.cells``,
-``tools.judge``, ``tools.assignments`` (and ``tools.sandbox`` in the probe's process).
+``tools.grading.recheck``, ``tools.release.assignments`` (and ``tools.grading.sandbox`` in the probe's process).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import nbformat
 
-from tools import assignments as course
-from tools import judge
+from tools.release import assignments as course
+from tools.grading import recheck
 from tools.grading.cells import cell_meta
 from tools.grading.limits import run_limited
 from tools.grading.screening import Screened
@@ -50,7 +50,7 @@ def probe_main(path: Path, cell_timeout: int) -> int:
         shutdown_kernel="immediate",
     )
     if os.environ.get("MEMCOURSE_SANDBOX", "bwrap") != "off":
-        from tools.sandbox import SandboxKernelManager
+        from tools.grading.sandbox import SandboxKernelManager
 
         client.kernel_manager_class = SandboxKernelManager
     try:
@@ -110,7 +110,7 @@ def neutralise(screened: Screened, index: int, why: str) -> str | None:
     while target >= 0 and not (
         cells[target]["cell_type"] == "code"
         and not cell_meta(cells[target]).get("locked")
-        and not judge.grader_cell(cells[target])
+        and not recheck.grader_cell(cells[target])
     ):
         target -= 1
     if target < 0:

@@ -1,8 +1,8 @@
 """Stage 7, export and report: grades.csv (``nbgrader export``), the report CSV (one line
 per submission: score, status, seconds, reasons) and the summary printed at the end.
 
-Depends on: ``tools.grading.outcome``, ``tools.grading.settings``, ``tools.layout``,
-``tools.assignments`` (nbgrader).
+Depends on: ``tools.grading.outcome``, ``tools.grading.settings``, ``tools.release.layout``,
+``tools.release.assignments`` (nbgrader).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import csv
 import statistics
 from pathlib import Path
 
-from tools import assignments as course
-from tools import layout
+from tools.release import assignments as course
+from tools.release import layout
 from tools.grading.outcome import STATUSES, Outcome
 from tools.grading.settings import Settings
 

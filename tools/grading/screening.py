@@ -4,10 +4,10 @@ The rules: a file that is not a notebook is rejected (scored 0); locked cells th
 deleted, copied, retyped or edited are put back as released; a deleted answer cell comes
 back as its stub; cells the student added are kept after the graded cell they followed;
 graded cells go back in the release's order. Each test cell gets the grader's export
-cells around it (``tools.judge``: the answers it reads and the calls it makes, printed
+cells around it (``tools.grading.recheck``: the answers it reads and the calls it makes, printed
 as plain data). Every change is given as a reason.
 
-Depends on: ``tools.grading.cells``, ``tools.judge``.
+Depends on: ``tools.grading.cells``, ``tools.grading.recheck``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import nbformat
 
-from tools import judge
+from tools.grading import recheck
 from tools.grading.cells import cell_meta, cell_text, new_cell
 
 @dataclass
@@ -148,14 +148,14 @@ def screen(text: str, source: dict, release: dict) -> Screened:
             emit(ctype, text_, {}, f"student-{next(counter)}", None)
 
     # the grader's exporter first, then each graded test cell preceded by its export cell
-    # (tools.judge: the answers the test reads, printed as plain data)
+    # (tools.grading.recheck: the answers the test reads, printed as plain data)
     locked_names = set()
     for c in source["cells"]:
         m = cell_meta(c)
         if m.get("locked") or (m.get("grade") and not m.get("solution")):
-            locked_names |= judge.names_bound(cell_text(c))
-    functions = judge.callable_names(source)
-    emit("code", judge.EXPORTER, {}, f"{judge.EXPORT_ID}-def", None)
+            locked_names |= recheck.names_bound(cell_text(c))
+    functions = recheck.callable_names(source)
+    emit("code", recheck.EXPORTER, {}, f"{recheck.EXPORT_ID}-def", None)
     emit_extras(None)
     for gid in order:
         rc = known[gid]
@@ -167,11 +167,11 @@ def screen(text: str, source: dict, release: dict) -> Screened:
             and rc["cell_type"] == "code"
         )
         if is_test:
-            needed = judge.names_read(source_text.get(gid, cell_text(rc))) - locked_names
-            source = judge.export_cell_source(
+            needed = recheck.names_read(source_text.get(gid, cell_text(rc))) - locked_names
+            source = recheck.export_cell_source(
                 sorted(needed - functions), sorted(needed & functions)
             )
-            emit("code", source, {}, f"{judge.EXPORT_ID}-{gid}", None)
+            emit("code", source, {}, f"{recheck.EXPORT_ID}-{gid}", None)
         if gid in answers:
             found = occurrences.get(gid) or [(rc["cell_type"], cell_text(rc))]
             for ctype, text_ in found[:-1]:
@@ -187,7 +187,7 @@ def screen(text: str, source: dict, release: dict) -> Screened:
                 source_text.get(gid, cell_text(rc)),
             )
         if is_test:
-            emit("code", judge.CALLS_SOURCE, {}, f"{judge.CALLS_ID}-{gid}", None)
+            emit("code", recheck.CALLS_SOURCE, {}, f"{recheck.CALLS_ID}-{gid}", None)
         emit_extras(gid)
 
     def notebook(cells):

@@ -1,7 +1,7 @@
 """The settings of one grading run, and the environment nbgrader's processes get.
 
 Stage: none (shared by every stage below the pipeline). Depends on nothing of the course
-but memkit's location (for the sandbox).
+(``tools.ROOT``, the folder nbgrader's processes import tools from) but memkit's location (for the sandbox).
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tools import ROOT
 
 DEFAULT_CELL_TIMEOUT = 30
 
@@ -22,7 +24,7 @@ class Settings:
     wall: float | None = None  # per submission; None: from the number of cells
     memory_mb: int = 4096
     work: Path | None = None  # staging area (a temporary directory by default)
-    sandbox: str = "bwrap"  # "bwrap": every kernel in the sandbox (tools.sandbox); "off"
+    sandbox: str = "bwrap"  # "bwrap": every kernel in the sandbox (tools.grading.sandbox); "off"
     ledger: dict = field(default_factory=dict)  # the gradebook rows as the grader left them
     boxes: Path | None = None  # where the sandboxes' private folders go (removed at the end)
 
@@ -34,12 +36,11 @@ def grader_env(settings: Settings, times: Path | None = None) -> dict:
     """
     import memkit
 
-    tools_root = str(Path(__file__).resolve().parents[2])
     env = {
         "MEMCOURSE_SANDBOX": settings.sandbox,
         "MEMCOURSE_SANDBOX_MEMKIT": str(Path(memkit.__file__).resolve().parent),
         "PYTHONPATH": os.pathsep.join(
-            [tools_root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+            [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
         ),
     }
     if times is not None:

@@ -11,8 +11,8 @@ only forks and reports: ``{"pid": ...}`` when a run starts, ``{"pid": ..., "rc":
 when it ends (a negative rc: killed by that signal).
 
 Stage: the running of nbgrader (``tools.grading.autograde``). Depends on:
-``tools.assignments`` (nbgrader's environment, the imports it skips),
-``tools.grading.limits`` (an address-space limit, killing a tree); ``tools.sandbox`` is
+``tools.release.assignments`` (nbgrader's environment, the imports it skips),
+``tools.grading.limits`` (an address-space limit, killing a tree); ``tools.grading.sandbox`` is
 imported in the warm process (nbgrader's preprocessor).
 """
 
@@ -27,10 +27,10 @@ import sys
 import time
 from pathlib import Path
 
-from tools import assignments as course
+from tools import ROOT
 from tools.grading.limits import kill_tree, limits
+from tools.release import assignments as course
 
-TOOLS_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds tools/
 
 
 def serve() -> None:
@@ -38,7 +38,7 @@ def serve() -> None:
     course.skip_slow_imports()
     from nbgrader.apps.nbgraderapp import main  # the import each run would pay
 
-    import tools.sandbox  # noqa: F401 - the preprocessor nbgrader loads by name
+    import tools.grading.sandbox  # noqa: F401 - the preprocessor nbgrader loads by name
 
     replies = os.dup(1)
     quiet = os.open(os.devnull, os.O_RDWR)
@@ -118,7 +118,7 @@ class Warm:
 
     def __init__(self, cwd: Path, env: dict) -> None:
         self.env = course.tool_env(env)
-        launch = (f"import sys; sys.path.insert(0, {str(TOOLS_ROOT)!r}); "
+        launch = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
                   "from tools.grading.warm import serve; serve()")
         # (its own errors go to this process's stderr; each run's to its log)
         self.process = subprocess.Popen(

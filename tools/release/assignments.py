@@ -4,12 +4,12 @@ solutions/session-N/*.ipynb   instructor notebooks, nbgrader's "source": the one
 exercises/session-N/*.ipynb   student notebooks, nbgrader's "release", generated (committed)
 book/session-N.md             the book's page of each session, rendered from the release
 
-python -m tools.assignments           regenerate exercises/ and the session pages (make assignments)
-python -m tools.assignments --check   only say whether exercises/ and the pages are up to date
+python -m tools.release                regenerate exercises/ and the session pages (make assignments)
+python -m tools.release --check        only say whether exercises/ and the pages are up to date
 
 Where the assignments live (``ROOT``, ``SOURCE``, ``RELEASE``, ``ASSIGNMENT``,
-``assignments``, ``notebooks``) is defined in ``tools.layout`` and is part of this module's
-surface too (``course.notebooks(...)``); the session pages are ``tools.session_pages``,
+``assignments``, ``notebooks``) is defined in ``tools.release.layout`` and is part of this module's
+surface too (``course.notebooks(...)``); the session pages are ``tools.release.session_pages``,
 which this module's command regenerates. The dependencies run one way: assignments ->
 session_pages -> layout.
 """
@@ -26,8 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tools import session_pages
-from tools.layout import ASSIGNMENT, RELEASE, ROOT, SOURCE, assignments, notebooks
+from tools.release import session_pages
+from tools.release.layout import ASSIGNMENT, RELEASE, ROOT, SOURCE, assignments, notebooks
 
 
 # Markers of what nbgrader removes from the release; none may survive in exercises/.
@@ -226,7 +226,7 @@ def leaks(root: Path = ROOT) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tools.assignments",
+        prog="python -m tools.release",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -4,7 +4,7 @@ The gradebook is an SQLAlchemy URL (``--db-url``, ``$MEMCOURSE_DB_URL``):
 
 * ``sqlite:///<course>/gradebook.db`` (the default): one file on the grader's machine.
   The workers of a local cluster share it (SQLite waits for its lock), but it cannot be
-  shared over a network: ``tools.cluster`` refuses it when the workers are elsewhere.
+  shared over a network: ``tools.grading.cluster`` refuses it when the workers are elsewhere.
 * ``postgresql+psycopg2://user:password@host:5432/memcourse``: a PostgreSQL server,
   which several graders (several ``make grade`` at once, on disjoint students, or the
   workers of a remote cluster) write to at the same time. The database must exist
@@ -18,14 +18,17 @@ Several graders at once need three things this module gives them:
 * ``add_students``: every student of a run is in the gradebook before any nbgrader
   process starts, so that two processes grading two assignments of one student never
   race to create that student;
-* ``guarded``: on a server the gradebook guard (``tools.gradebook_guard``) compares only
+* ``guarded``: on a server the gradebook guard (``tools.grading.gradebook_guard``) compares only
   the submissions this grader graded; the others belong to the other graders.
 
 ``opened`` keeps nbgrader's ``Gradebook`` open in a process between its uses.
 
 The URL reaches the grader's processes only (nbgrader's command line, the worker's task
 arguments): every kernel starts with a clean environment in its own network namespace
-(``tools.sandbox``), where neither the URL nor the server is reachable.
+(``tools.grading.sandbox``), where neither the URL nor the server is reachable.
+
+Stage: below judgement and the pipeline (the gradebook every stage reads). Depends on
+nothing of the course (nbgrader's gradebook, SQLAlchemy).
 """
 
 from __future__ import annotations

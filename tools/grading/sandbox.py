@@ -44,6 +44,9 @@ for nbgrader (``tools.grading.settings.grader_env``): ``MEMCOURSE_SANDBOX`` (``b
 or ``off``), ``MEMCOURSE_SANDBOX_MEMKIT`` (the memkit package folder),
 ``MEMCOURSE_SANDBOX_TMP`` (where the private folders go), ``MEMCOURSE_SANDBOX_TIMES`` (a
 file where each kernel's lifetime is appended).
+
+Stage: the kernels of nbgrader and of the probe (``tools.grading.repair``), loaded by
+name. Depends on nothing of the course.
 """
 
 from __future__ import annotations
@@ -299,7 +302,7 @@ class SandboxKernelClient(AsyncKernelClient):
 class SandboxKernelManager(AsyncKernelManager):
     """A kernel manager that starts the Python kernel inside the sandbox (ipc transport)."""
 
-    client_class = DottedObjectName("tools.sandbox.SandboxKernelClient")
+    client_class = DottedObjectName("tools.grading.sandbox.SandboxKernelClient")
     client_factory = Type(klass=SandboxKernelClient)
 
     def __init__(self, *args, **kwargs):
@@ -501,7 +504,7 @@ class SandboxExecute(Execute):
 def autograde_preprocessors() -> str:
     """The value of ``--Autograde.autograde_preprocessors``: nbgrader's, Execute sandboxed."""
     names = [
-        "tools.sandbox.SandboxExecute",
+        "tools.grading.sandbox.SandboxExecute",
         "nbgrader.preprocessors.IgnorePattern",
         "nbconvert.preprocessors.ClearMetadataPreprocessor",
         "nbgrader.preprocessors.LimitOutput",

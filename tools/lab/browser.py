@@ -2,7 +2,7 @@
 
 Used by tests/test_lab_browser.py (the end-to-end test) and benchmarks/lab_figures.py
 (key press to new picture, per figure). The server is the one `make lab` starts
-(tools/lab.py: same configuration, same role), on a free port of 127.0.0.1, with a
+(tools/lab/launch.py: same configuration, same role), on a free port of 127.0.0.1, with a
 random token, a throw-away Jupyter home, and ``window.jupyterapp`` exposed so that the
 page can be asked what JupyterLab holds. The browser is Debian's chromium driven by
 Playwright (never `playwright install`).
@@ -19,9 +19,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-from tools import lab
+from tools.lab import launch
+from tools import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -42,7 +42,7 @@ class LabServer:
         self.home = Path(tempfile.mkdtemp(prefix="memcourse-lab-"))
         self.port = free_port()
         self.token = secrets.token_hex(16)
-        env = lab.environment(role)
+        env = launch.environment(role)
         env.update(
             JUPYTER_CONFIG_DIR=str(self.home / "config"),   # no ~/.jupyter settings or workspaces
             JUPYTER_DATA_DIR=str(self.home / "data"),
@@ -50,8 +50,8 @@ class LabServer:
             MEMCOURSE_EXCHANGE=str(self.home / "no-exchange"),
             IPYTHONDIR=str(self.home / "ipython"),
         )
-        env = lab.environment(role, base=env)  # page config decided with that exchange
-        argv = lab.command(self.port, open_browser=False, extra=[
+        env = launch.environment(role, base=env)  # page config decided with that exchange
+        argv = launch.command(self.port, open_browser=False, extra=[
             "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={self.token}",
             "--LabApp.expose_app_in_browser=True",
         ])

@@ -23,6 +23,9 @@ exception handler that swallows the assertion, or answered with an object whose
 The student's kernel can still print whatever it likes in place of its answers; that only
 ever amounts to answering. What the grader cannot re-run is a test that calls a function
 the student wrote (``callable_names``): those tests keep the kernel's verdict (README).
+
+Stage: the re-check, used by screening (the export cells) and judgement (the verdict).
+Depends on nothing of the course.
 """
 
 from __future__ import annotations

@@ -8,6 +8,9 @@ and put back as the grader left it, before the grades are exported. With the san
 kernel can reach the gradebook at all (it is neither in the kernel's file system nor on
 its network); this is the second line, and it catches a person or a process outside
 the sandbox too.
+
+Stage: around the whole run (``tools.grading.pipeline`` and ``cli``). Depends on:
+``tools.grading.gradebook``.
 """
 
 from __future__ import annotations
@@ -55,10 +58,10 @@ def _path() -> None:
 
 def snapshot(db_url: str, assignment: str | None = None, student: str | None = None) -> dict:
     """Every grade and comment row (of one submission when both names are given)."""
-    from tools import gradebook_db
+    from tools.grading import gradebook
 
     _path()
-    with gradebook_db.opened(db_url) as gb:
+    with gradebook.opened(db_url) as gb:
         return _rows(gb, assignment, student)
 
 
@@ -80,7 +83,7 @@ def check_and_restore(db_url: str, expected: dict, only: set | None = None) -> l
     """Compare the gradebook with ``expected``; put every changed row back; say what changed.
 
     ``only``: the (assignment, student) pairs to compare (None: every row), for a gradebook
-    other graders write to at the same time (``tools.gradebook_db.guarded``).
+    other graders write to at the same time (``tools.grading.gradebook.guarded``).
     """
     from nbgrader.api import Gradebook, MissingEntry
 

@@ -4,7 +4,7 @@ Jupyter Book 1 always loads sphinx-thebe, which puts on every page a script nami
 thebe's address on a CDN, its loader, and a block of binder settings. The course has
 no thebe button (the live figures run in JupyterLab), so this extension takes those
 out of the pages, with its style sheet. MathJax is served by the book itself (see
-tools/vendor_mathjax.py and ``mathjax_path`` in _config.yml).
+tools/book/vendor_mathjax.py and ``mathjax_path`` in _config.yml).
 
 It also drops the saved widget state that MyST-NB copies from each executed notebook
 into its page: the page shows each figure as its picture and loads no widget manager

@@ -11,7 +11,7 @@
    cannot read, e.g. under /root), from ``requirements.txt``, with memkit installed as a
    package (not editable); a stamp keyed on requirements.txt and memkit's files makes a
    second run quick;
-3. **the lab's files**: ``jupyter/``, ``tools/lab.py``, ``tools/lab_contents.py`` and
+3. **the lab's files**: ``jupyter/``, ``tools/lab/launch.py``, ``tools/lab/contents.py`` and
    ``book/`` copied to ``/srv/memcourse/lab`` (world-readable; never ``solutions/``), with
    the page config of each role (the student's shows the *Assignments* tab);
 4. **the users**: group ``memcourse``, ``mc-instructor`` and ``mc-student1`` ...
@@ -21,7 +21,7 @@
    ``~/memcourse`` (a copy of the course's tracked files, ``.venv`` linked to the users'
    environment, so ``make grade`` works there);
 5. **the exchange**: ``/srv/nbgrader/exchange`` (nbgrader's default), mode 1777;
-6. **JupyterHub** (``hub/jupyterhub_config.py``) on 127.0.0.1, PAM logins of the group,
+6. **JupyterHub** (``tools/hub/jupyterhub_config.py``) on 127.0.0.1, PAM logins of the group,
    one single-user server per user run as that user (``jupyterhub-singleuser`` of the
    users' environment), started in the background; its PID and the proxy's are kept in
    the state folder ``/srv/memcourse/hub``.
@@ -49,9 +49,9 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from tools import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
-CONFIG_FILE = ROOT / "hub" / "jupyterhub_config.py"
+CONFIG_FILE = Path(__file__).with_name("jupyterhub_config.py")
 PREFIX = Path(os.environ.get("MEMCOURSE_HUB_PREFIX", "/srv/memcourse"))
 EXCHANGE = Path(os.environ.get("MEMCOURSE_EXCHANGE", "/srv/nbgrader/exchange"))
 COURSE_ID = "memcourse"
@@ -59,7 +59,8 @@ GROUP = "memcourse"
 PROXY_PACKAGE = "configurable-http-proxy@5"
 SYSTEM_PYTHON = "/usr/bin/python3"
 # what the single-user servers need of the course (world-readable; never solutions/)
-LAB_FILES = ["jupyter", "book", "tools/__init__.py", "tools/lab.py", "tools/lab_contents.py"]
+LAB_FILES = ["jupyter", "book", "tools/__init__.py", "tools/lab/__init__.py",
+             "tools/lab/launch.py", "tools/lab/contents.py"]
 # what memkit's package is built from
 PACKAGE_FILES = ["memkit", "pyproject.toml", "README.md"]
 
@@ -200,15 +201,15 @@ def _world_readable(path: Path) -> None:
 
 # -- 3. the lab's files ------------------------------------------------------------
 def ensure_lab(hub: Hub) -> None:
-    from tools import lab
+    from tools.lab import launch
 
     for name in LAB_FILES:  # copied over (a running hub keeps working)
         _copy(ROOT / name, hub.lab / name)
-    for role in lab.ROLES:
+    for role in launch.ROLES:
         config = hub.lab / "_build" / "lab" / role / "labconfig"
         config.mkdir(parents=True, exist_ok=True)
         (config / "page_config.json").write_text(
-            json.dumps(lab.page_config(role, exchange=True), indent=1) + "\n")
+            json.dumps(launch.page_config(role, exchange=True), indent=1) + "\n")
     _world_readable(hub.lab)
 
 
@@ -273,7 +274,7 @@ def _nbgrader_config(hub: Hub, user: str) -> None:
     """~/.jupyter/nbgrader_config.py: the exchange and the course (nbgrader's hub setup)."""
     folder = hub.home(user) / ".jupyter"
     folder.mkdir(exist_ok=True)
-    lines = ["# written by `make hub` (tools/hub.py)", "c = get_config()  # noqa: F821",
+    lines = ["# written by `make hub` (tools/hub/local.py)", "c = get_config()  # noqa: F821",
              f"c.Exchange.root = {str(hub.exchange)!r}",
              f"c.CourseDirectory.course_id = {COURSE_ID!r}",
              "# fetched into ~/memcourse/session-N, beside ~/book as in the course folder",

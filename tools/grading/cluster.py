@@ -9,15 +9,15 @@ hands the submissions to the workers of a cluster:
   cluster** (``dask scheduler`` and ``dask worker tcp://host:8786 --nthreads 1`` on each
   machine). Its workers must see the course folder at the same path, run the course's
   Python (``tools`` importable, bubblewrap installed) and reach the gradebook, which
-  must then be a server (PostgreSQL, ``tools.gradebook_db``): SQLite is refused, since
+  must then be a server (PostgreSQL, ``tools.grading.gradebook``): SQLite is refused, since
   a file written from several machines gets corrupted.
 
 A task is either a **batch** (several submissions graded by one nbgrader process,
 ``tools.grading.autograde.grade_batch``) or **one submission on its own** with repair
 (``tools.grading.autograde.grade_isolated``). Both run on the worker as they ran in the
 grader before: a time limit per cell, a wall-clock limit per submission after which the
-process tree is killed, every kernel in the sandbox (``tools.sandbox``), the grader's own check of
-the answers (``tools.judge``). One bad submission never stops the others: the
+process tree is killed, every kernel in the sandbox (``tools.grading.sandbox``), the grader's own check of
+the answers (``tools.grading.recheck``). One bad submission never stops the others: the
 submissions a batch failed on, or of a batch whose task was lost (a worker that died),
 are graded again each on its own as soon as the batch ends; a submission whose own task
 is lost scores 0 with the reason (status ``failed``).
@@ -33,7 +33,7 @@ The local workers are new Python processes (multiprocessing's spawn): a script t
 calls ``tools.grading.pipeline.grade_class`` must start from ``if __name__ == "__main__":``.
 
 Depends on: ``tools.grading.autograde``, ``tools.grading.judgement``,
-``tools.grading.outcome``, ``tools.gradebook_db`` (and ``tools.sandbox`` to check a
+``tools.grading.outcome``, ``tools.grading.gradebook`` (and ``tools.grading.sandbox`` to check a
 worker); ``tools.grading.pipeline`` is its only user.
 """
 
@@ -49,7 +49,7 @@ import time
 import uuid
 from pathlib import Path
 
-from tools import gradebook_db
+from tools.grading import gradebook
 from tools.grading import autograde, judgement
 from tools.grading.outcome import Outcome
 
@@ -74,11 +74,11 @@ MAX_BATCH = 25  # submissions per batch at most: each batch pays one start of nb
 
 def sqlite_refused(db_url: str, scheduler: str | None) -> str | None:
     """Why the gradebook cannot serve the workers of ``scheduler`` (None when it can)."""
-    if scheduler and not gradebook_db.is_server(db_url):
+    if scheduler and not gradebook.is_server(db_url):
         return (
             f"the workers of the cluster at {scheduler} write the gradebook from their own "
-            f"machines, and the gradebook {gradebook_db.hidden(db_url)} is "
-            + ("an SQLite file" if gradebook_db.is_sqlite(db_url) else "not a database server")
+            f"machines, and the gradebook {gradebook.hidden(db_url)} is "
+            + ("an SQLite file" if gradebook.is_sqlite(db_url) else "not a database server")
             + ", which several machines cannot write safely: give a PostgreSQL gradebook "
             "(--db-url or MEMCOURSE_DB_URL, e.g. postgresql+psycopg2://user:password@host/"
             "memcourse), or grade on this machine's own cluster (no SCHEDULER)"
@@ -127,7 +127,7 @@ def _worker_problem(root: str, sandbox_mode: str) -> str | None:
     if not (Path(root) / "nbgrader_config.py").is_file():
         return f"it does not see the course folder {root}"
     if sandbox_mode == "bwrap":
-        from tools import sandbox
+        from tools.grading import sandbox
 
         return sandbox.unusable()
     return None

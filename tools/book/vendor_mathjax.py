@@ -9,7 +9,7 @@ to every page), and ``mathjax_path`` points the pages at it.
 Run it before a build (``make book`` and the test fixture do); it does nothing when
 the pinned version is already in place.
 
-    python tools/vendor_mathjax.py [--dest _build/offline/mathjax]
+    python tools/book/vendor_mathjax.py [--dest _build/offline/mathjax]
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from tools import ROOT
 
 VERSION = "3.2.2"
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 DEST = ROOT / "_build" / "offline" / "mathjax"
 ENTRY = "tex-mml-chtml.js"
 # es5/ holds a dozen combined bundles; the book loads only ENTRY, which fetches the

@@ -11,7 +11,7 @@ executor), every chapter of _toc.yml whose outputs are not in the cache yet, rea
 them with MyST-NB's own reader so that the build finds them there: Jupyter Book alone
 executes one chapter after another.
 
-    python tools/execution_cache.py      # run by make book, make pdf and the tests
+    python tools/book/execution_cache.py      # run by make book, make pdf and the tests
 """
 
 from __future__ import annotations
@@ -22,12 +22,9 @@ import pathlib
 import shutil
 import sys
 
-try:
-    from tools.toc import toc_files
-except ImportError:  # run as a script: tools/ is on the path
-    from toc import toc_files
+from tools.book.toc import toc_files
+from tools import ROOT
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 CACHE = ROOT / "_build" / ".jupyter_cache"
 STAMP = ROOT / "_build" / ".jupyter_cache.memkit-sha256"
 DOCTREES = ROOT / "_build" / ".doctrees"

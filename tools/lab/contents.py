@@ -29,8 +29,8 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+from tools import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
 GLOSSARY = BOOK / "appendix-e-glossary.md"
 MARK = "memcourse"  # cell metadata key of what this module adds

@@ -1,6 +1,6 @@
 """The book's table of contents (_toc.yml), read in one place.
 
-    from tools.toc import toc_files, toc_captions
+    from tools.book.toc import toc_files, toc_captions
     toc_files()      # ["book/index", "book/prologue", ...]: every page, in reading order
     toc_captions()   # ["Start here", "Session 1 · Matrices", ...]: the parts
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+from tools import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _toc(root: Path) -> dict:

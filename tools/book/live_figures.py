@@ -25,8 +25,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from docutils import nodes
+from tools import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PLAYER = Path(__file__).with_name("live_figures.js")
 SITE_FOLDER = "_figures"
 DEFAULT_CALL = re.compile(r'(?:^|\n)figures\.get\(\s*"([a-z0-9-]+)"\s*\)\s*$')

@@ -1,4 +1,4 @@
-# JupyterHub configuration of the course hub (`make hub`, tools/hub.py).
+# JupyterHub configuration of the course hub (`make hub`, tools/hub/local.py).
 #
 # A local hub on 127.0.0.1: real Unix users of the group `memcourse` log in with their
 # password (PAM); each gets a single-user JupyterLab run as that user from the users'
@@ -7,7 +7,7 @@
 # "Python 3", nbgrader's Assignments tab for students, Formgrader for the instructor).
 # nbgrader's exchange and course id are in each user's ~/.jupyter/nbgrader_config.py.
 #
-# tools/hub.py passes the places in the environment; the defaults are `make hub`'s. To
+# tools/hub/local.py passes the places in the environment; the defaults are `make hub`'s. To
 # move this to your own hub, keep the Spawner part (environment, cmd, default_url,
 # pre_spawn_hook) and replace the rest by your hub's settings (README, "The course hub").
 import grp
@@ -18,7 +18,7 @@ c = get_config()  # noqa: F821 (JupyterHub's config loader provides it)
 env = os.environ.get
 STATE = env("MEMCOURSE_HUB_STATE", "/srv/memcourse/hub")
 VENV = env("MEMCOURSE_HUB_VENV", "/srv/memcourse/venv")
-LAB = env("MEMCOURSE_HUB_LAB", "/srv/memcourse/lab")  # jupyter/, tools/lab*.py, book/
+LAB = env("MEMCOURSE_HUB_LAB", "/srv/memcourse/lab")  # jupyter/, tools/lab/, book/
 GROUP = env("MEMCOURSE_HUB_GROUP", "memcourse")
 INSTRUCTORS = set(filter(None, env("MEMCOURSE_HUB_INSTRUCTORS", "mc-instructor").split(",")))
 EXCHANGE = env("MEMCOURSE_EXCHANGE", "/srv/nbgrader/exchange")
@@ -69,13 +69,13 @@ def role_of(name: str) -> str:
 
 
 def course_lab(spawner) -> None:
-    """The course's lab configuration for this user's role (as tools/lab.py gives it)."""
+    """The course's lab configuration for this user's role (as tools/lab/launch.py gives it)."""
     role = role_of(spawner.user.name)
     spawner.environment.update({
         "PATH": f"{VENV}/bin:/usr/local/bin:/usr/bin:/bin",  # the kernel's `python`
         "JUPYTER_CONFIG_PATH": f"{LAB}/_build/lab/{role}:{LAB}/jupyter",
         "JUPYTER_PATH": f"{LAB}/jupyter",
-        "PYTHONPATH": LAB,  # tools.lab (server extension), tools.lab_contents
+        "PYTHONPATH": LAB,  # tools.lab.launch (server extension), tools.lab.contents
         "MEMCOURSE_ROLE": role,
         "MEMCOURSE_EXCHANGE_FOUND": "1",
         "MEMCOURSE_EXCHANGE": EXCHANGE,

@@ -1,8 +1,8 @@
 """Open the course in JupyterLab, as a student (the default) or as an instructor.
 
-    python -m tools.lab                      (make lab)
-    python -m tools.lab --role instructor    (make lab ROLE=instructor)
-    python -m tools.lab --port 8890 --no-browser
+    python -m tools.lab.launch                      (make lab)
+    python -m tools.lab.launch --role instructor    (make lab ROLE=instructor)
+    python -m tools.lab.launch --port 8890 --no-browser
 
 The course's lab is JupyterLab with the configuration in ``jupyter/`` (put on
 JUPYTER_CONFIG_PATH and JUPYTER_PATH for this server only; nothing is written to
@@ -10,7 +10,7 @@ JUPYTER_CONFIG_PATH and JUPYTER_PATH for this server only; nothing is written to
 
 * chapters (``book/*.md``) open as notebooks, drawn as the book draws them (MyST boxes,
   maths, badges, links to the other chapters, the glossary's terms) and saving one
-  changes no byte of it unless a cell was edited (``tools/lab_contents.py``);
+  changes no byte of it unless a cell was edited (``tools/lab/contents.py``);
 * the kernel is "Python 3", the name the chapters' front matter carries;
 * no pop-up asking to fetch Jupyter news;
 * a student sees nbgrader's Validate button on assignment notebooks (not on chapters)
@@ -25,8 +25,8 @@ import json
 import os
 import sys
 from pathlib import Path
+from tools import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "jupyter"
 GENERATED = ROOT / "_build" / "lab"
 DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"  # nbgrader's default; MEMCOURSE_EXCHANGE overrides
@@ -107,7 +107,7 @@ def say_where(role: str, env: dict) -> None:
 
 # -- the server extension (custom CSS from jupyter/custom) ----------------------------
 def _jupyter_server_extension_points():
-    return [{"module": "tools.lab"}]
+    return [{"module": "tools.lab.launch"}]
 
 
 def _load_jupyter_server_extension(serverapp) -> None:
@@ -119,7 +119,7 @@ def _load_jupyter_server_extension(serverapp) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.lab", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tools.lab.launch", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--role", choices=ROLES, default=os.environ.get("ROLE") or "student")
     parser.add_argument("--port", type=int)

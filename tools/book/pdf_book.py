@@ -24,12 +24,9 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
-try:
-    from tools.toc import toc_files
-except ImportError:  # loaded by Sphinx from tools/ (local_extensions), not as a package
-    from toc import toc_files
+from tools.book.toc import toc_files
+from tools import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = re.compile(r"^book/ch(\d\d)-")
 APPENDIX = re.compile(r"^book/appendix-([a-e])-")
 NUMBERED_TITLE = re.compile(r"^(?:\d+|Appendix [A-E])\.\s+")
@@ -39,7 +36,7 @@ BACK_MATTER = "Back matter"
 SECNUMDEPTH = 2  # sections (3.1) and subsections (3.1.1) are numbered within a chapter
 
 PREAMBLE = rf"""
-% the course's numbering (tools/pdf_book.py)
+% the course's numbering (tools/book/pdf_book.py)
 \newcommand{{\memnumbered}}{{\setcounter{{secnumdepth}}{{{SECNUMDEPTH}}}}}
 \newcommand{{\memunnumbered}}{{\setcounter{{secnumdepth}}{{-1}}}}
 \newcommand{{\memunnumberedpart}}{{\setcounter{{secnumdepth}}{{-2}}}}

@@ -3,16 +3,16 @@
 solutions/session-N/*.ipynb   nbgrader's "source" (``SOURCE``)
 exercises/session-N/*.ipynb   nbgrader's "release" (``RELEASE``), generated
 
-The bottom of the assignment tools: ``tools.assignments`` (the release) and
-``tools.session_pages`` (the book's pages) both read it; it depends on nothing.
+The bottom of the assignment tools: ``tools.release.assignments`` (the release) and
+``tools.release.session_pages`` (the book's pages) both read it; it depends on nothing.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from tools import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SOURCE = "solutions"
 RELEASE = "exercises"
 ASSIGNMENT = re.compile(r"^session-(\d+)$")

@@ -24,7 +24,7 @@ COLOURS = {
 }
 
 PREAMBLE = "\n".join(
-    [r"% status badges (tools/pdf_badges.py)"]
+    [r"% status badges (tools/book/pdf_badges.py)"]
     + [rf"\definecolor{{sdbadge{name}}}{{HTML}}{{{hex_}}}" for name, hex_ in COLOURS.items()]
     + [
         (

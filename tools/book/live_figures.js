@@ -1,4 +1,4 @@
-/* The live figures of the HTML book (tools/live_figures.py writes their data and frames).
+/* The live figures of the HTML book (tools/book/live_figures.py writes their data and frames).
  *
  * Each figure cell is followed by <div class="memfig-live"> holding the figure's controls,
  * as memkit declares them, and the reading of every state. When the figure comes into

@@ -1,7 +1,7 @@
 """The book's page of each session: its exit test and exercises as a student receives them.
 
-    python -m tools.session_pages          write book/session-N.md for every exercises/session-N/
-    python -m tools.session_pages --check  fail if a page differs from what would be written
+    python -m tools.release.session_pages          write book/session-N.md for every exercises/session-N/
+    python -m tools.release.session_pages --check  fail if a page differs from what would be written
 
 (``make assignments`` runs it after regenerating exercises/.) A page is rendered from
 the released notebooks, never from solutions/: markdown cells as markdown (headings one
@@ -21,7 +21,7 @@ import re
 import sys
 from pathlib import Path
 
-from tools import layout
+from tools.release import layout
 
 FRONT_MATTER = """---
 jupytext:
@@ -90,7 +90,7 @@ def _only(builder: str, body: str) -> str:
 
 
 def _answer_box(height: str) -> str:
-    """Room to write an answer, in print only (the box is defined by tools/pdf_book.py)."""
+    """Room to write an answer, in print only (the box is defined by tools/book/pdf_book.py)."""
     return "```{raw} latex\n\\memanswerbox{" + height + "}\n```"
 
 
@@ -234,7 +234,7 @@ def differences(root: Path = layout.ROOT) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tools.session_pages",
+        prog="python -m tools.release.session_pages",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -1,6 +1,6 @@
 """Check your answers: run the visible tests of your notebooks, question by question.
 
-    python -m tools.check [NOTEBOOK ...]        (make check NB=exercises/session-3/exit-test.ipynb)
+    python -m tools.lab.check [NOTEBOOK ...]        (make check NB=exercises/session-3/exit-test.ipynb)
 
 runs each notebook top to bottom in a fresh kernel (its own folder as working
 directory) and prints, per question, *passed*, *failed* with the test's message, or
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+from tools import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _meta(cell) -> dict:
@@ -223,7 +223,7 @@ def report(path: Path, qs: list[Question], warnings: list[str], root: Path = ROO
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tools.check",
+        prog="python -m tools.lab.check",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -1,0 +1,15 @@
+"""A simulated class, the grader's test helper: submissions with the score each should get.
+
+    python -m tools.grading.simulate --students 20 [--zoo] [--zip class.zip] ...
+
+==============  ===============================================================
+``answers``     the honest students: answers filled in, the points they earn
+``trouble``     broken files and answers that misbehave (``ZOO``)
+``attacks``     submissions that attack the grader (``ATTACKS``)
+``classroom``   a class of them written as nbgrader's submitted/ tree or a zip
+==============  ===============================================================
+
+Stage: none (beside the grader, not in it): used by the tests and ``benchmarks/grading.py``,
+nothing of the grader imports it. Depends on: ``tools.grading.cells``,
+``tools.release.assignments``.
+"""

@@ -1,0 +1,143 @@
+"""The honest students of a simulated class: answers filled in, and the points they earn.
+
+An answer is the solution cell without nbgrader's markers; a question is an answer cell
+with the test cells after it; a later question that reads a name only an earlier answer
+defines depends on it, so a blank earlier answer costs the later one its points too.
+
+Depends on: ``tools.grading.cells``.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from dataclasses import dataclass, field
+
+from tools.grading.cells import cell_meta, cell_text
+
+_MARKER_LINES = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN MARK SCHEME", "END MARK SCHEME")
+
+
+def answer_text(source_cell: dict) -> str:
+    """What a student who knows the answer writes: the source cell without nbgrader's markers."""
+    lines = cell_text(source_cell).splitlines()
+    return "\n".join(line for line in lines if not any(m in line for m in _MARKER_LINES)).strip(
+        "\n"
+    )
+
+
+@dataclass
+class Question:
+    """One answer cell of a notebook and the points of the test cell(s) that grade it."""
+
+    answer_id: str
+    code: bool
+    points: float  # autograded points that depend on this answer
+    test_ids: list[str] = field(default_factory=list)
+
+
+def questions(source: dict) -> list[Question]:
+    """The questions of a source notebook: each answer cell with the test cells after it."""
+    found: list[Question] = []
+    for cell in source["cells"]:
+        meta = cell_meta(cell)
+        if meta.get("solution") and not meta.get("grade"):
+            found.append(Question(meta["grade_id"], cell["cell_type"] == "code", 0.0))
+        elif meta.get("grade") and not meta.get("solution") and found:
+            found[-1].points += float(meta.get("points", 0))
+            found[-1].test_ids.append(meta["grade_id"])
+        elif meta.get("grade") and meta.get("solution"):
+            # a written answer: graded by hand, no autograded points
+            found.append(Question(meta["grade_id"], False, 0.0))
+    return found
+
+
+def _names(text: str) -> tuple[set[str], set[str], set[str]]:
+    """(names a cell defines, of those the functions and classes, names it reads)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set(), set(), set()
+    defined, functions, read = set(), set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (defined if isinstance(node.ctx, ast.Store) else read).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+            functions.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            defined |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return defined, functions, read
+
+
+def dependencies(source: dict, release: dict | None = None) -> dict[str, set[str]]:
+    """For each answer cell, the earlier answer cells whose answers it needs to pass.
+
+    A question depends on an earlier one when its answer or test cells read a name that
+    only the earlier answer provides: a name its solution defines that the released cell
+    does not, or a function the released cell defines only as a stub (exit test 7, q4
+    calls the ``write`` of q3). A blank or broken earlier answer then costs the later
+    question its points too.
+    """
+    released = {}
+    for cell in (release or {"cells": []})["cells"]:
+        if cell_meta(cell).get("solution"):
+            released[cell_meta(cell)["grade_id"]] = cell_text(cell)
+    texts = {cell_meta(c).get("grade_id"): cell_text(c) for c in source["cells"]}
+    provides: dict[str, set[str]] = {}
+    needs: dict[str, set[str]] = {}
+    for q in questions(source):
+        if not q.code:
+            continue
+        defined, _, read = _names(answer_text(next(
+            c for c in source["cells"] if cell_meta(c).get("grade_id") == q.answer_id)))
+        stub_defined, stub_functions, _ = _names(released.get(q.answer_id, ""))
+        provides[q.answer_id] = (defined - stub_defined) | (defined & stub_functions)
+        for test_id in q.test_ids:
+            test_defined, _, test_read = _names(texts.get(test_id, ""))
+            read |= test_read - test_defined
+        needs[q.answer_id] = read - defined
+    found: dict[str, set[str]] = {}
+    earlier: list[str] = []
+    for answer_id, wanted in needs.items():
+        direct = {e for e in earlier if provides[e] & wanted}
+        found[answer_id] = direct | {x for e in direct for x in found[e]}
+        earlier.append(answer_id)
+    return found
+
+
+def earned_points(source: dict, answered: set[str], release: dict | None = None) -> float:
+    """Autograded points of the questions answered whose needed earlier answers are too."""
+    needs = dependencies(source, release)
+    return sum(
+        q.points
+        for q in questions(source)
+        if q.answer_id in answered and needs.get(q.answer_id, set()) <= answered
+    )
+
+
+def autograded_points(source: dict) -> float:
+    """All the points the autograder can give on a notebook (written answers excluded)."""
+    return sum(q.points for q in questions(source))
+
+
+def student_notebook(source: dict, release: dict, answered: set[str]) -> dict:
+    """The release with the answers of ``answered`` (grade ids of answer cells) filled in."""
+    by_id = {
+        cell_meta(c).get("grade_id"): c for c in source["cells"] if cell_meta(c).get("solution")
+    }
+    nb = copy.deepcopy(release)
+    for cell in nb["cells"]:
+        grade_id = cell_meta(cell).get("grade_id")
+        if cell_meta(cell).get("solution") and grade_id in answered and grade_id in by_id:
+            cell["source"] = answer_text(by_id[grade_id])
+    return nb
+
+
+def index_of(nb: dict, grade_id: str) -> int:
+    return next(i for i, c in enumerate(nb["cells"]) if cell_meta(c).get("grade_id") == grade_id)
+
+
+def code_questions(source: dict) -> list[Question]:
+    return [q for q in questions(source) if q.code and q.test_ids]
+

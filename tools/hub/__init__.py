@@ -1,0 +1,15 @@
+"""The course on a JupyterHub, for the instructor who runs a class: its set-up and configuration.
+
+    python -m tools.hub start [--port 8000] [--students 2]     (make hub, as root)
+    python -m tools.hub stop                                    (make hub-stop)
+
+==========================  ======================================================
+``local``                   ``make hub``: a hub on this machine with real Unix users,
+                            nbgrader's exchange and the course's lab per role
+``jupyterhub_config.py``    the hub's configuration, read by JupyterHub (not imported)
+``z2jh-values.yaml``        the same course on Kubernetes (Zero to JupyterHub's chart;
+                            its values schema vendored in ``z2jh/``)
+==========================  ======================================================
+
+The package imports ``tools.lab`` (the lab each user gets) and nothing else of ``tools``.
+"""

@@ -1,0 +1,17 @@
+"""The student's JupyterLab: the course opened, read and checked as a student meets it.
+
+In the order a student meets them:
+
+================  ================================================================
+``launch``        ``make lab``: JupyterLab with the course's configuration
+                  (``jupyter/``), as a student or an instructor; also the server
+                  extension that serves the lab's custom CSS
+``contents``      the contents manager: chapters (MyST Markdown) open as notebooks
+                  drawn as the book draws them, and are saved unchanged
+``check``         ``make check``: the visible tests of the student's notebooks
+``browser``       the test driver: the lab on a free port, driven in headless
+                  Chromium (tests and ``make bench``)
+================  ================================================================
+
+Each module imports only the ones above it, and nothing of another package of ``tools``.
+"""
