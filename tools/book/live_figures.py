@@ -36,7 +36,7 @@ def cache_root(build_dir: Path) -> Path:
     """The frame cache of this memkit and this matplotlib (any change renders anew)."""
     import matplotlib
     import PIL
-    from execution_cache import memkit_hash  # tools/, on the path of local extensions
+    from tools.book.execution_cache import memkit_hash  # the course root is on the path (local_extensions: ./)
 
     versions = f"{memkit_hash()} {matplotlib.__version__} {PIL.__version__}"
     return build_dir / ".figure_frames" / hashlib.sha256(versions.encode()).hexdigest()[:16]
