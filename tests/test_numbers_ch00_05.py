@@ -1,8 +1,26 @@
 """Numbers stated in the prose of Chapters 0-5 and Appendices A-D (issue 12)."""
+import pathlib
+import re
+
 import numpy as np
 import pytest
 
-from memkit import costs, linalg
+from memkit import capacity, costs, linalg, memory, scores
+
+BOOK = pathlib.Path(__file__).resolve().parents[1] / "book"
+CODE_CELL = re.compile(r"^```\{code-cell\}.*?^```", re.S | re.M)
+
+
+def prose(page):
+    """The text of a page without its code cells."""
+    return CODE_CELL.sub(" ", (BOOK / page).read_text())
+
+
+def section(page, heading):
+    """The prose of one ``## heading`` section of a page, up to the next ``## ``."""
+    match = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", prose(page), re.S | re.M)
+    assert match, f"{page} has no section {heading!r}"
+    return match.group(1)
 
 
 def test_ch01_hand_example_rows_and_columns():
@@ -64,3 +82,77 @@ def test_the_course_never_speaks_of_its_source_in_chapters_0_to_5():
              "appendix-c-machine-learning.md", "appendix-e-glossary.md"]
     for page in pages:
         assert "monograph" not in (book / page).read_text().lower(), page
+
+
+# ------------------------------------------- which side of a prediction a measurement falls
+
+
+def test_ch04_least_squares_ratios_sit_above_the_prediction():
+    # Chapter 4's table (d_k = 16, 2000 stores, seed M): the prediction puts the mean of P_jj
+    # into the convex 1/P_jj - 1, so the measured mean ratio comes out above sqrt(M/d_k - 1)
+    for M in (24, 32, 48, 64):
+        measured = memory.least_squares_interference_mc(M, 16, trials=2000, seed=M)
+        predicted = capacity.least_squares_ratio(M, 16)
+        assert predicted < measured < 1.02 * predicted, (M, measured, predicted)
+
+
+def test_ch04_the_spread_of_p_jj_is_what_lifts_the_ratio():
+    # Jensen on 1/p - 1: the mean over keys exceeds the value at the mean P_jj = d_k / M
+    rng = np.random.default_rng(7)
+    for M in (24, 64):
+        diag = np.diag(memory.least_squares_recall_weights(memory.random_unit_vectors(M, 16, rng)))
+        assert np.mean(diag) == pytest.approx(16 / M)
+        assert np.mean(1 / diag - 1) > M / 16 - 1
+        assert np.mean(np.sqrt(1 / diag - 1)) > capacity.least_squares_ratio(M, 16)
+
+
+def test_ch03_hebbian_ratios_sit_below_the_prediction():
+    # Chapter 3's table (d_k = 16, 2000 stores, seed M): a mean of square roots is below the
+    # square root of the mean, and the Hebbian formula is that root mean square
+    for M in (8, 16, 32, 64):
+        measured = memory.hebbian_interference_mc(M, 16, trials=2000, seed=M)
+        predicted = capacity.hebbian_ratio(M, 16)
+        assert 0.95 * predicted < measured < predicted, (M, measured, predicted)
+
+
+def test_ch05_score_function_ratios_sit_below_the_prediction():
+    # Chapter 5's check (d = 32, M = 200, 2000 stores, seed 1): a fixed signal, as in Chapter 3
+    d, M = 32, 200
+    rows = [(scores.identity, capacity.hebbian_ratio(M, d))]
+    rows += [(scores.score("relu_power", p=p), capacity.relu_power_ratio(M, d, p)) for p in (1, 2, 3)]
+    for sigma, predicted in rows:
+        measured = capacity.score_interference_mc(M, d, sigma, trials=2000, seed=1)
+        assert 0.9 * predicted < measured < predicted
+
+
+def test_appendix_b_shows_both_sides_of_jensen():
+    # the draws of Appendix B's two Jensen checks (M = 32, d_k = 16, 100 stores)
+    K = memory.random_unit_vectors(32, 16, seed=5, trials=100)
+    V = memory.random_unit_vectors(32, 64, seed=6, trials=100)
+    measured = np.mean([memory.interference_ratio(k, v, memory.least_squares_write(k, v),
+                                                  rule="least_squares") for k, v in zip(K, V)])
+    assert measured > capacity.least_squares_ratio(32, 16)
+    K = memory.random_unit_vectors(32, 16, seed=3, trials=100)
+    V = memory.random_unit_vectors(32, 64, seed=4, trials=100)
+    measured = np.mean([memory.interference_ratio(k, v, memory.hebbian_write(k, v)) for k, v in zip(K, V)])
+    assert measured < capacity.hebbian_ratio(32, 16)
+
+
+def test_the_text_states_the_side_the_numbers_show():
+    # Chapter 4 says that least squares lands above its prediction, and its table prints it
+    ch04 = prose("ch04-careful-writes.md")
+    assert re.search(r"least-squares store\s+comes out \*above\* the prediction", ch04)
+    assert "lies {side} its prediction" in (BOOK / "ch04-careful-writes.md").read_text()
+    # Appendix B limits "below" to the stores with a fixed signal and gives least squares "above"
+    jensen = section("appendix-b-calculus-probability.md", "Jensen's inequality")
+    below, above = jensen.split("**Where it lands above.**")
+    assert "Hebbian" in below and "below" in below and "least-squares" not in below
+    assert "least-squares store" in above and "above" in above
+    # no page of sessions 1-4 says, in general, that a measured ratio lands below the prediction
+    for page in ("ch03-outer-product-memory.md", "ch05-mlp-memory.md",
+                 "appendix-b-calculus-probability.md", "ch04-careful-writes.md"):
+        for paragraph in re.split(r"\n\s*\n", prose(page)):
+            if re.search(r"(below|under) (the|its) (predict|formula)|(little|slightly) (below|under)",
+                         paragraph):
+                assert re.search(r"Hebbian|score function|signal does not vary", paragraph), (
+                    f"{page}: a 'below the prediction' that does not say for which store:\n{paragraph}")

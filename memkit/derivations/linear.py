@@ -17,19 +17,25 @@ from ._core import (Checklist, close, frobenius2, is_idempotent, matrix, reduced
 @verification("D3", "Least squares: W = V^T K (K^T K)^{-1} for M >= d_k, "
               "W = V^T (K K^T)^{-1} K (exact, minimum norm) for M <= d_k; the recall "
               "P = K (K^T K)^{-1} K^T is a symmetric idempotent of trace d_k")
-def d3(c: Checklist, gradient=None, solution=None, min_norm=None, projection=None, ratio=None, *,
-       seed: int = 3) -> None:
+def d3(c: Checklist, gradient=None, quadratic_rule=None, linear_rule=None, solution=None,
+       min_norm=None, projection=None, ratio=None, *, seed: int = 3) -> None:
     """D3: least squares memory W = V^T K (K^T K)^{-1} and its projection.
 
     Claims (defaults are the monograph's):
     ``gradient(K, Wt, V)``: gradient of ||K W^T - V||_F^2 with respect to W^T,
     2 K^T (K W^T - V);
+    ``quadratic_rule(S, x)``: the gradient of x^T S x for a symmetric S, 2 S x, and
+    ``linear_rule(c, x)``: the gradient of c^T x, c: the two rules of the three-line step
+    of Appendix B, ||A x - b||^2 = x^T A^T A x - 2 (A^T b)^T x + b^T b, whose gradient they
+    assemble into 2 A^T (A x - b), column by column of W^T (A = K, b a column of V);
     ``solution(K, V)``: the store for M >= d_k, V^T K (K^T K)^{-1};
     ``min_norm(K, V)``: the store for M <= d_k, V^T (K K^T)^{-1} K;
     ``projection(K)``: the recall matrix, K (K^T K)^{-1} K^T;
     ``ratio(M, dk)``: interference over signal with P_jj = d_k/M, sqrt(M/d_k - 1).
     """
     gradient = gradient or (lambda K, Wt, V: 2 * K.T * (K * Wt - V))
+    quadratic_rule = quadratic_rule or (lambda S, x: 2 * S * x)
+    linear_rule = linear_rule or (lambda c, x: c)
     solution = solution or (lambda K, V: V.T * K * (K.T * K).inv())
     min_norm = min_norm or (lambda K, V: V.T * (K * K.T).inv() * K)
     projection = projection or (lambda K: K * (K.T * K).inv() * K.T)
@@ -40,6 +46,33 @@ def d3(c: Checklist, gradient=None, solution=None, min_norm=None, projection=Non
     c.check("the gradient of ||K W^T - V||_F^2 with respect to W^T, entry by entry, is the "
             "claimed one (3x2 symbolic K, 3x2 V)",
             lambda: same(wt.applyfunc(lambda w: sp.diff(loss, w)), gradient(tall, wt, values)))
+
+    # the step, as Appendix B takes it: expand the square, apply two rules, one column at a time
+    x, b = vector("x", 2), vector("b", 3)
+    residual = tall * x - b
+    c.check("expansion: ||K x - b||^2 = x^T K^T K x - 2 (K^T b)^T x + b^T b (symbolic)",
+            lambda: vanishes((residual.T * residual)[0] - (x.T * tall.T * tall * x)[0]
+                             + 2 * ((tall.T * b).T * x)[0] - (b.T * b)[0]))
+    sym = matrix("s", 2, 2)
+    sym = (sym + sym.T) / 2
+    coefficients = vector("c", 2)
+    c.check("rule 1: the gradient of x^T S x for a symmetric S is the claimed one (2x2 symbolic "
+            "S)", lambda: same(x.applyfunc(lambda xi: sp.diff((x.T * sym * x)[0], xi)),
+                                quadratic_rule(sym, x)))
+    c.check("rule 2: the gradient of c^T x is the claimed one",
+            lambda: same(x.applyfunc(lambda xi: sp.diff((coefficients.T * x)[0], xi)),
+                         linear_rule(coefficients, x)))
+    columns = [wt[:, j] for j in range(wt.cols)]
+    c.check("||K W^T - V||_F^2 is the sum over the columns w_j of W^T of ||K w_j - v_j||^2, one "
+            "least-squares problem per value coordinate",
+            lambda: vanishes(loss - sum(frobenius2(tall * w - values[:, j])
+                                        for j, w in enumerate(columns))))
+    c.check("the rules, applied column by column with S = K^T K and c = K^T v_j and stacked, "
+            "give the claimed gradient",
+            lambda: same(sp.Matrix.hstack(*[quadratic_rule(tall.T * tall, w)
+                                            - 2 * linear_rule(tall.T * values[:, j], w)
+                                            for j, w in enumerate(columns)]),
+                         gradient(tall, wt, values)))
     stored = solution(tall, values)
     c.check("the claimed store solves the normal equations K^T K W^T = K^T V (M = 3 > d_k = 2)",
             lambda: same(tall.T * tall * stored.T, tall.T * values))
