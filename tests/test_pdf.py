@@ -319,7 +319,9 @@ def test_session_pages_print_as_worksheets(pages):
         number = assignment.split("-")[1]
         head = f"Session {number} · Exit test and exercises"
         # from its opening page (no running head) to the page before the next part's
-        where = [i for i, p in enumerate(pages) if any(head in line for line in _edges(p))]
+        # (not a page of the front matter, numbered in roman, whose contents list the heading)
+        where = [i for i, p in enumerate(pages) if any(head in line for line in _edges(p))
+                 and not re.fullmatch(r"[ivxlc]+", _edges(p)[-1].strip())]
         assert where, head
         start = min(where) - 1
         end = next(i for i in range(start + 1, len(pages))
