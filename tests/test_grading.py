@@ -320,3 +320,70 @@ def test_submissions_are_found_and_odd_folders_left_out(tmp_path):
         "(it holds a space); rename the folder to the student's id (letters, digits, . _ @ + -) "
         "and grade again",
     ]
+
+
+# --------------------------------------------------------------------------- what is shown
+
+ATTACKS_IN_HTML = [
+    "<script>document.title = 'PWNED'</script>",
+    "<img src=x onerror=\"document.title = 'PWNED'\">",
+    "<iframe src=\"javascript:alert(1)\"></iframe>",
+    "<object data=\"x.swf\"></object><embed src=\"x.swf\">",
+    "<form action=\"http://example.org/\"><input name=a><button>go</button></form>",
+    "<a href=\"javascript:alert(1)\">click</a>",
+    "<svg onload=\"alert(1)\"><circle r=\"1\"/></svg>",
+    "<a href=\"data:text/html,<script>alert(1)</script>\">data</a>",
+    "<div style=\"position:fixed;top:0\" onclick=\"alert(1)\">overlay</div>",
+    "<img src=\"http://example.org/pixel.png\">",
+]
+
+
+@pytest.mark.parametrize("attack", ATTACKS_IN_HTML)
+def test_the_sanitizer_leaves_nothing_that_runs_or_loads(attack):
+    from tools.grading.sanitize import clean_html
+
+    cleaned = clean_html("<p>answer</p>" + attack).lower()
+    assert "<p>answer</p>" in cleaned
+    for bad in ("<script", "onerror", "onload", "onclick", "<iframe", "<object", "<embed",
+                "<form", "<input", "<button", "javascript:", "<svg", "data:text", "style=",
+                "example.org/pixel"):
+        assert bad not in cleaned, (attack, cleaned)
+
+
+def test_a_page_keeps_its_style_sheets_and_a_notebook_its_data():
+    import base64
+
+    from tools.grading.sanitize import clean_html, clean_notebook
+
+    page = clean_html(
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><style>p {color: red}</style>"
+        "<script src='https://cdn.example/mathjax.js'></script></head>"
+        "<body><a name='top'></a><p>3 / 5</p><script>x()</script></body></html>"
+    )
+    assert page.startswith("<!DOCTYPE html>") and "<style>p {color: red}</style>" in page
+    assert "<script" not in page and "<p>3 / 5</p>" in page and 'name="top"' in page
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 8).decode()
+    cell = nbformat.v4.new_code_cell("x")
+    cell["outputs"] = [
+        nbformat.v4.new_output("stream", name="stdout", text="printed <b>"),
+        nbformat.v4.new_output("display_data", data={
+            "text/html": "<b>bold</b><script>x()</script>", "text/plain": "bold",
+            "application/javascript": "x()", "image/svg+xml": "<svg onload='x()'/>"}),
+        nbformat.v4.new_output("display_data", data={"image/png": png}),
+        nbformat.v4.new_output("display_data", data={"image/png": png + '" onerror="x()'}),
+    ]
+    cell["outputs"][1]["metadata"] = {"width": '1" onload="x()'}
+    md = nbformat.v4.new_markdown_cell("## Answer\n\n<script>x()</script>$a < b$ **yes**")
+    plain = nbformat.v4.new_markdown_cell("x > 0 and `a < b`")
+    md["attachments"] = {"a.png": {"image/png": png}}
+    nb = nbformat.v4.new_notebook(cells=[md, plain, cell])
+    clean = clean_notebook(nb)
+    assert nb["cells"][2]["outputs"][1]["data"]["application/javascript"] == "x()"  # a copy
+    out = clean["cells"][2]["outputs"]
+    assert out[0]["text"] == "printed <b>"  # plain text: the page escapes it
+    assert out[1]["data"] == {"text/html": "<b>bold</b>", "text/plain": "bold"}
+    assert out[1]["metadata"] == {} and out[2]["data"] == {"image/png": png}
+    assert len(out) == 3  # the image whose base64 breaks out of its attribute is gone
+    assert "<script" not in clean["cells"][0]["source"] and "**yes**" in clean["cells"][0]["source"]
+    assert "attachments" not in clean["cells"][0]
+    assert clean["cells"][1]["source"] == "x > 0 and `a < b`"  # no markup: as written

@@ -8,7 +8,7 @@ run); reasons from the autograded notebooks (cells that overran or printed witho
 
 Depends on: ``tools.grading.outcome``, ``tools.grading.staging``,
 ``tools.grading.settings``, ``tools.grading.cells``, ``tools.grading.recheck``,
-``tools.grading.gradebook``.
+``tools.grading.gradebook``, ``tools.grading.sanitize`` (the autograded notebooks cleaned).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 from tools.grading import gradebook, recheck
 from tools.grading.cells import TRUNCATED, cell_meta, cell_text, read_nb
 from tools.grading.outcome import Outcome, status_of
+from tools.grading.sanitize import clean_notebook
 from tools.grading.settings import Settings
 from tools.grading.staging import Staged
 
@@ -153,7 +154,7 @@ def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> lis
                 "checked the answers: its points were withdrawn"
             )
         nb["cells"] = [c for c in nb.get("cells", []) if not recheck.grader_cell(c)]
-        _rewrite(path, nb)
+        _rewrite(path, clean_notebook(nb))  # Formgrader shows it to the instructor
     if withdrawn:
         with gradebook.opened(settings.db_url) as gb:
             for name, gid in withdrawn:
