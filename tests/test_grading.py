@@ -387,3 +387,92 @@ def test_a_page_keeps_its_style_sheets_and_a_notebook_its_data():
     assert "<script" not in clean["cells"][0]["source"] and "**yes**" in clean["cells"][0]["source"]
     assert "attachments" not in clean["cells"][0]
     assert clean["cells"][1]["source"] == "x > 0 and `a < b`"  # no markup: as written
+
+
+# --------------------------------------------------------------------------- a student's files
+
+
+def test_links_and_special_files_are_never_followed_or_read(tmp_path, notebook_pair):
+    import socket
+
+    from tools.grading import staging, student_files
+
+    source, release = notebook_pair
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the instructor's secret")
+    folder = tmp_path / "submitted" / "eve" / SESSIONS[0]
+    folder.mkdir(parents=True)
+    (folder / "exit-test.ipynb").symlink_to(ROOT / "solutions" / SESSIONS[0] / "exit-test.ipynb")
+    os.mkfifo(folder / "exercises.ipynb")
+    (folder / "data.txt").symlink_to(secret)
+    os.mkfifo(folder / "pipe.txt")
+    (folder / "own.txt").write_text("mine")
+    (folder / "big.bin").write_bytes(b"\0" * (student_files.MAX_FILE + 1))
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(folder / "sock"))
+    settings = Settings(root=ROOT, submitted=tmp_path / "submitted", db_url="sqlite://")
+    sources = {n: load(ROOT / "solutions" / SESSIONS[0] / n) for n in ("exit-test.ipynb", "exercises.ipynb")}
+    releases = {n: load(ROOT / "exercises" / SESSIONS[0] / n) for n in sources}
+    started = time.monotonic()
+    staged = staging.stage(settings, SESSIONS[0], "eve", sources, releases)
+    assert time.monotonic() - started < 10  # the FIFO hung nothing
+    sock.close()
+    reasons = " | ".join(staged.reasons)
+    assert not staged.screened and not staged.handed_in
+    assert "exit-test.ipynb: not a notebook (exit-test.ipynb is a symbolic link (not followed))" in reasons
+    assert "exercises.ipynb: not a notebook (exercises.ipynb is a FIFO (not read))" in reasons
+    assert "data.txt: a symbolic link (not followed): left out" in reasons
+    assert "pipe.txt: a FIFO (not read): left out" in reasons and "sock: a socket" in reasons
+    assert "big.bin: over the size or count limit" in reasons
+    assert staged.files == ["own.txt"]
+    with pytest.raises(student_files.Refused):
+        student_files.read_bounded(pathlib.Path("/dev/zero"), 1000)
+    with pytest.raises(student_files.Refused):
+        student_files.read_bounded(folder / "own.txt", 2)
+
+
+def test_a_student_or_assignment_folder_that_is_a_link_is_skipped(tmp_path):
+    (tmp_path / "alice" / "session-1").mkdir(parents=True)
+    (tmp_path / "mallory").symlink_to(tmp_path / "alice")
+    (tmp_path / "trudy").mkdir()
+    (tmp_path / "trudy" / "session-1").symlink_to(ROOT / "solutions" / "session-1")
+    settings = Settings(root=ROOT, submitted=tmp_path, db_url="sqlite://")
+    found, skipped = collect.submissions(settings, ["session-1"])
+    assert found == [("session-1", "alice")]
+    assert [line.split(":")[0] for line in skipped] == ["mallory/session-1", "trudy/session-1"]
+    assert all("is a symbolic link" in line and "not followed" in line for line in skipped)
+
+
+def test_a_class_archive_is_screened_before_it_is_unpacked(tmp_path):
+    import stat
+    import zipfile
+
+    archive = tmp_path / "class.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("alice/session-1/exit-test.ipynb", "{}")
+        zf.writestr("alice/session-1/data.txt", "ok")
+        zf.writestr("eve/../../escape.ipynb", "{}")
+        zf.writestr("/abs/exit-test.ipynb", "{}")
+        link = zipfile.ZipInfo("eve/session-1/exit-test.ipynb")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(link, "../../../solutions/session-1/exit-test.ipynb")
+        zf.writestr("eve/session-1/inner.zip", "PK")
+        bomb = zipfile.ZipInfo("bob/session-1/exit-test.ipynb")
+        bomb.compress_type = zipfile.ZIP_DEFLATED
+        zf.writestr(bomb, " " * (3 * collect.RATIO_FROM))  # 3 MB of spaces: a ratio over 100
+    screened = tmp_path / "screened.zip"
+    refused = collect.screen_archive(archive, screened, ["session-1"])
+    with zipfile.ZipFile(screened) as zf:
+        assert sorted(zf.namelist()) == ["alice/session-1/data.txt", "alice/session-1/exit-test.ipynb"]
+    assert sorted(refused) == ["", "bob", "eve"]
+    text = " | ".join(r for rs in refused.values() for r in rs)
+    assert text.count("leaves the archive's folder") == 2
+    assert "symbolic link" in " ".join(refused["eve"]) and "archive inside" in " ".join(refused["eve"])
+    assert "times its packed size" in refused["bob"][0]
+    many = tmp_path / "many.zip"
+    with zipfile.ZipFile(many, "w") as zf:
+        for i in range(collect.MAX_MEMBERS + 3):
+            zf.writestr(f"s{i}/x.txt", "")
+    refused = collect.screen_archive(many, tmp_path / "many-screened.zip", ["session-1"])
+    assert sum(len(r) for r in refused.values()) == 3
+    assert all("more than" in r for rs in refused.values() for r in rs)

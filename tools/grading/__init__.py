@@ -11,7 +11,10 @@ this list (``tests/test_import_graph.py`` checks it):
                             cleaned with nh3: nothing runs in the reader's browser
 ``settings``                the settings of a run, nbgrader's environment
 ``outcome``                 what grading a submission came to, the statuses
-``collect``                 the submissions to grade (submitted tree, class archives)
+``student_files``           a student's files read as regular files only: no link or
+                            special file followed, every read bounded
+``collect``                 the submissions to grade (submitted tree, class archives
+                            screened: sizes, counts, ratio, paths, links)
 ``recheck``                 the grader's own check: the answers exported as plain data
                             from the kernel, the tests run again in the grader's process
 ``screening``               a notebook checked against its source: the screening rules

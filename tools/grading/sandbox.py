@@ -46,7 +46,8 @@ or ``off``), ``MEMCOURSE_SANDBOX_MEMKIT`` (the memkit package folder),
 file where each kernel's lifetime is appended).
 
 Stage: the kernels of nbgrader and of the probe (``tools.grading.repair``), loaded by
-name. Depends on nothing of the course.
+name. Depends on: ``tools.grading.student_files`` (the submission's files copied into the
+box without following a link).
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 from nbgrader.preprocessors import Execute
 from traitlets import DottedObjectName, Enum, Type
+
+from tools.grading import student_files as files
 
 BASE_UID = 61000
 UIDS = 2000
@@ -244,14 +247,17 @@ def make_box(source: Path | None, uid: int | None, parent: str | None = None) ->
 
 def fill_box(box: Path, source: Path | None, uid: int | None) -> None:
     """Copy the files of ``source`` (notebooks left out) into ``box/work``, owned by ``uid``."""
-    if not source or not Path(source).is_dir():
+    if not source or files.kind(Path(source)) != "dir":
         return
-    for item in Path(source).iterdir():
-        if item.is_file() and not item.is_symlink() and item.suffix != ".ipynb":
-            copy = box / "work" / item.name
-            shutil.copy(item, copy)
-            if uid is not None:
-                os.chown(copy, uid, uid, follow_symlinks=False)
+    total = 0
+    for name, what in files.entries(Path(source))[: files.MAX_FILES * 2]:
+        if what != "file" or name.endswith(".ipynb"):
+            continue  # a link or a special file is never followed into the box
+        try:
+            total += files.copy_bounded(Path(source) / name, box / "work" / name,
+                                        min(files.MAX_FILE, files.MAX_FILES_TOTAL - total), uid)
+        except OSError:
+            continue
 
 
 class SandboxKernelClient(AsyncKernelClient):
