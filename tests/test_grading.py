@@ -13,7 +13,7 @@ import pytest
 
 from tools.release import assignments as course
 from tools.grading import recheck
-from tools.grading import collect, limits, repair, screening
+from tools.grading import collect, limits, repair, sandbox, screening
 from tools.grading.settings import Settings
 from tools.grading.simulate import answers, trouble
 
@@ -60,12 +60,20 @@ def test_a_good_notebook_passes_screening_unchanged(notebook_pair):
             assert cell["source"] == want["source"]
 
 
-def test_the_probe_notebook_carries_the_hidden_tests(notebook_pair):
+def test_the_kernel_gets_no_hidden_test_and_no_expected_value(notebook_pair):
+    from tools.grading import hidden
+
     source, release = notebook_pair
-    result = screening.screen(json.dumps(release), source, release)
-    graded = "".join(c["source"] for c in result.notebook["cells"])
-    probed = "".join(c["source"] for c in result.probe["cells"])
-    assert "BEGIN HIDDEN TESTS" not in graded and "BEGIN HIDDEN TESTS" in probed
+    split = hidden.discover_apart(source)
+    result = screening.screen(json.dumps(release), source, release, split)
+    kernel = "".join(c["source"] for c in result.notebook["cells"])
+    assert "BEGIN HIDDEN TESTS" not in kernel
+    secret, public = course._secret_and_public_lines(source)
+    hidden_lines = {line for line in secret - public if course._meaningful(line)}
+    assert hidden_lines and not [line for line in hidden_lines if line in kernel]
+    # what nbgrader puts back from the gradebook is cut at the marker before the kernel runs
+    assert "ClearHiddenTests" in json.loads(sandbox.sanitize_preprocessors())[4]
+    assert json.loads(sandbox.sanitize_preprocessors())[3].endswith("OverwriteCells")
 
 
 @pytest.mark.parametrize(
@@ -180,10 +188,6 @@ def test_neutralise_replaces_the_answer_before_a_locked_cell_at_fault(notebook_p
     assert repair.neutralise(result, test_at, "it stopped the Python kernel") == first.answer_id
     answer = result.notebook["cells"][ids(result.notebook).index(first.answer_id)]
     assert answer["source"].startswith("raise RuntimeError(")
-    assert (
-        result.probe["cells"][ids(result.notebook).index(first.answer_id)]["source"]
-        == answer["source"]
-    )
     # the set-up cell has no student cell before it: nothing to replace
     assert repair.neutralise(result, ids(result.notebook).index("setup"), "x") is None
 

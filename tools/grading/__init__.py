@@ -15,8 +15,12 @@ this list (``tests/test_import_graph.py`` checks it):
                             special file followed, every read bounded
 ``collect``                 the submissions to grade (submitted tree, class archives
                             screened: sizes, counts, ratio, paths, links)
+``plain``                   plain data between kernel and grader, parsed and rebuilt
+                            within bounds (depth, size, no key made to collide)
+``hidden``                  the hidden tests kept out of the kernel: the inputs of the
+                            student's functions found in the grader's run of the solutions
 ``recheck``                 the grader's own check: the answers exported as plain data
-                            from the kernel, the tests run again in the grader's process
+                            from the kernel, each test cell run whole in the grader
 ``screening``               a notebook checked against its source: the screening rules
 ``staging``                 a submission's screened notebooks written for nbgrader
 ``limits``                  a process run with wall-clock and memory limits, tree killed

@@ -57,6 +57,7 @@ def autograde_args(
         f"--CourseDirectory.db_url={settings.db_url}",
         f"--Execute.timeout={settings.cell_timeout}",
         f"--SandboxExecute.timeout={settings.cell_timeout}",
+        f"--Autograde.sanitize_preprocessors={sandbox.sanitize_preprocessors()}",
         f"--Autograde.autograde_preprocessors={sandbox.autograde_preprocessors()}",
         "--Application.log_format=[%(created).3f %(name)s | %(levelname)s] %(message)s",
     ]
@@ -134,7 +135,7 @@ def grade_isolated(settings: Settings, staged: Staged) -> Outcome:
         ):
             s = screened[name]
             found = probe(
-                s.probe,
+                s.notebook,
                 where / "probe" / name.replace(".ipynb", ""),
                 settings.cell_timeout,
                 settings.memory_mb,

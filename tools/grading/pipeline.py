@@ -8,6 +8,7 @@ each outcome's gradebook rows are recorded for the final check (``tools.grading.
 Depends on: ``tools.grading.cluster``, ``tools.grading.collect``, ``tools.grading.staging``,
 ``tools.grading.judgement``, ``tools.grading.outcome``, ``tools.grading.settings``,
 ``tools.grading.cells``, ``tools.grading.gradebook``, ``tools.grading.gradebook_guard``,
+``tools.grading.hidden`` (the calls of the hidden tests, found once per notebook),
 ``tools.release.assignments`` (``tools.grading.sandbox`` to check it can run).
 """
 
@@ -18,7 +19,7 @@ import threading
 from pathlib import Path
 
 from tools.release import assignments as course
-from tools.grading import cluster, gradebook, gradebook_guard
+from tools.grading import cluster, gradebook, gradebook_guard, hidden
 from tools.grading.cells import read_nb
 from tools.grading.collect import submissions
 from tools.grading.judgement import finish
@@ -51,10 +52,11 @@ def prepare_gradebook(settings: Settings, which: list[str], release_dir: Path) -
             )
 
 
-def _stage_guarded(settings: Settings, assignment: str, student: str, sources, releases) -> Staged:
+def _stage_guarded(settings: Settings, assignment: str, student: str, sources, releases,
+                   splits) -> Staged:
     """``stage``, and whatever goes wrong in it is this submission's reason, not the class's."""
     try:
-        return stage(settings, assignment, student, sources, releases)
+        return stage(settings, assignment, student, sources, releases, splits)
     except Exception as exc:  # noqa: BLE001 - a submission nothing could read scores 0
         folder = settings.submitted / student / assignment
         why = f"{type(exc).__name__}: {str(exc)[:200]}"
@@ -117,6 +119,14 @@ def grade_class(
         a: {p.name: read_nb(p) for p in course.notebooks(settings.root, a)}
         for a in graded_assignments
     }
+    splits = {a: {name: hidden.discover_apart(nb) for name, nb in sources[a].items()}
+              for a in graded_assignments}
+    unsplit = [f"solutions/{a}/{name}: {p}" for a in graded_assignments
+               for name, split in sorted(splits[a].items()) for p in split.problems]
+    if unsplit:
+        raise SystemExit(
+            "the grader cannot keep these hidden tests out of the students' kernels "
+            "(CONTRIBUTING.md says how a hidden test is written):\n  " + "\n  ".join(unsplit))
     outcomes: list[Outcome] = list(odd)
     lock = threading.Lock()
     width = len(str(len(pairs)))
@@ -157,7 +167,8 @@ def grade_class(
             f"grading {len(pairs)} submission(s) of {len(graded_assignments)} assignment(s), "
             f"{jobs} at a time, {settings.cell_timeout} s per cell"
         )
-        staged = [_stage_guarded(settings, a, s, sources[a], releases[a]) for a, s in pairs]
+        staged = [_stage_guarded(settings, a, s, sources[a], releases[a], splits[a])
+                  for a, s in pairs]
         for s in staged:
             s.reasons += [
                 note for note in notes.get(s.student, [])

@@ -116,8 +116,7 @@ def neutralise(screened: Screened, index: int, why: str) -> str | None:
     if target < 0:
         return None
     stub = f'raise RuntimeError("The grader replaced this cell: {why}.")'
-    for nb in (screened.notebook, screened.probe):
-        nb["cells"][target]["source"] = stub
+    screened.notebook["cells"][target]["source"] = stub
     return screened.graded_ids[target] or "a cell the student added"
 
 

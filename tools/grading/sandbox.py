@@ -507,6 +507,22 @@ class SandboxExecute(Execute):
         super().__init__(*args, **kwargs)
 
 
+def sanitize_preprocessors() -> str:
+    """The value of ``--Autograde.sanitize_preprocessors``: nbgrader's, with its own
+    ``ClearHiddenTests`` after ``OverwriteCells`` (which puts the gradebook's test cells
+    back, hidden tests in): the kernel runs the visible part of each test only, and the
+    grader runs the whole cell in its own process (``tools.grading.recheck``)."""
+    names = [
+        "nbgrader.preprocessors.ClearOutput",
+        "nbgrader.preprocessors.DeduplicateIds",
+        "nbgrader.preprocessors.OverwriteKernelspec",
+        "nbgrader.preprocessors.OverwriteCells",
+        "nbgrader.preprocessors.ClearHiddenTests",
+        "nbgrader.preprocessors.CheckCellMetadata",
+    ]
+    return json.dumps(names)
+
+
 def autograde_preprocessors() -> str:
     """The value of ``--Autograde.autograde_preprocessors``: nbgrader's, Execute sandboxed."""
     names = [

@@ -39,12 +39,16 @@ class Staged:
     sources: dict = field(default_factory=dict)  # the source notebook of each name
     screen_seconds: float = 0.0
     files: list[str] = field(default_factory=list)  # its other regular files, copied for it
+    splits: dict = field(default_factory=dict)  # the calls of each source's tests (hidden)
 
 
 def stage(
-    settings: Settings, assignment: str, student: str, sources: dict, releases: dict
+    settings: Settings, assignment: str, student: str, sources: dict, releases: dict,
+    splits: dict | None = None,
 ) -> Staged:
-    """Screen the notebooks of one submission (``screen``); note what is missing or extra."""
+    """Screen the notebooks of one submission (``screen``); note what is missing or extra.
+
+    ``splits``: the calls of each source notebook's tests (``tools.grading.hidden``)."""
     started = time.monotonic()
     folder = settings.submitted / student / assignment
     reasons: list[str] = []
@@ -63,7 +67,13 @@ def stage(
         except OSError as exc:
             reasons.append(f"{name}: not a notebook (it cannot be read: {exc.strerror}): scored 0")
             continue
-        result = screen(raw.decode("utf-8", errors="replace"), sources[name], releases[name])
+        try:
+            result = screen(raw.decode("utf-8", errors="replace"), sources[name],
+                            releases[name], (splits or {}).get(name))
+        except Exception as exc:  # noqa: BLE001 - whatever it holds, it is this notebook's
+            reasons.append(f"{name}: not a notebook (it cannot be screened: "
+                           f"{type(exc).__name__}): scored 0")
+            continue
         reasons += [f"{name}: {r}" for r in result.reasons]
         if not result.rejected:
             screened[name] = result
@@ -87,7 +97,7 @@ def stage(
         total += size
     staged = Staged(
         assignment, student, folder, screened, reasons, bool(screened), sources=sources,
-        files=kept,
+        files=kept, splits=dict(splits or {}),
     )
     staged.screen_seconds = time.monotonic() - started
     return staged
