@@ -4,9 +4,10 @@ nbgrader (and the probe of ``tools.grading.repair``) start every kernel through
 ``SandboxKernelManager``: the kernel runs under ``bwrap`` with
 
 * its **own private folder** (a fresh temporary folder outside the course, holding a copy
-  of the submission's files but no notebook: the notebook being graded reaches the kernel
-  cell by cell, and the autograded ones hold the hidden tests), removed when the kernel
-  stops;
+  of the submission's regular files but no notebook: the notebook being graded reaches
+  the kernel cell by cell), removed when the kernel stops; as root it is a tmpfs of
+  ``MEMCOURSE_SANDBOX_DISK_MB`` (512 MB), and the sandbox's ``/tmp`` is a tmpfs of that
+  size too, so that no kernel can fill the machine's disk;
 * the course environment **read-only**: the system (``/usr``), the Python installation and
   its virtual environment, and ``memkit`` (bound at ``/opt/memcourse/memkit``). Nothing
   else of the machine is there: not the course root (solutions, gradebook, other
@@ -206,7 +207,7 @@ def command(
         key=lambda p: p.count("/"),
     )
     args += _system_binds()
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    args += ["--proc", "/proc", "--dev", "/dev", "--size", str(disk_mb() << 20), "--tmpfs", "/tmp"]
     for folder in above:
         args += ["--perms", "0755", "--dir", folder]
     for src, dest in binds:
@@ -235,6 +236,8 @@ def make_box(source: Path | None, uid: int | None, parent: str | None = None) ->
     """A private folder: ``work/`` (a copy of the files of ``source``, notebooks left out),
     ``home/`` and ``ipc/``; owned by the sandbox user, closed to everyone else."""
     box = Path(tempfile.mkdtemp(prefix="mcbox-", dir=parent))
+    if privileged():
+        _mount_tmpfs(box, disk_mb())
     for sub in ("work", "home", "ipc"):
         (box / sub).mkdir()
     if uid is not None:
@@ -243,6 +246,35 @@ def make_box(source: Path | None, uid: int | None, parent: str | None = None) ->
     box.chmod(0o700)
     fill_box(box, source, uid)
     return box
+
+
+def disk_mb() -> int:
+    """MB a kernel may write in its private folder (and, apart, in its /tmp)."""
+    return int(os.environ.get("MEMCOURSE_SANDBOX_DISK_MB", "512"))
+
+
+def _libc():
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _mount_tmpfs(folder: Path, size_mb: int) -> None:
+    """Mount a tmpfs of ``size_mb`` on ``folder`` (as root): a full box fills no disk."""
+    import ctypes
+
+    flags = 0x2 | 0x4  # MS_NOSUID | MS_NODEV
+    options = f"size={size_mb}m,mode=0700".encode()
+    if _libc().mount(b"tmpfs", str(folder).encode(), b"tmpfs", flags, options) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"cannot mount the private folder's tmpfs: {os.strerror(errno)}")
+
+
+def remove_box(box: Path) -> None:
+    """Remove a private folder (its tmpfs unmounted first, when it has one)."""
+    if os.path.ismount(box):
+        _libc().umount2(str(box).encode(), 2)  # MNT_DETACH: gone once nothing uses it
+    shutil.rmtree(box, ignore_errors=True)
 
 
 def fill_box(box: Path, source: Path | None, uid: int | None) -> None:
@@ -389,7 +421,7 @@ class SandboxKernelManager(AsyncKernelManager):
                     )
                     + "\n"
                 )
-        shutil.rmtree(self._box, ignore_errors=True)
+        remove_box(self._box)
         self._box = None
 
 
@@ -456,7 +488,7 @@ class _Spare:
         except OSError:
             pass
         self.process.wait()
-        shutil.rmtree(self.km._box, ignore_errors=True)
+        remove_box(self.km._box)
 
 
 _spare: _Spare | None = None
