@@ -72,7 +72,8 @@ def test_the_kernel_gets_no_hidden_test_and_no_expected_value(notebook_pair):
     hidden_lines = {line for line in secret - public if course._meaningful(line)}
     assert hidden_lines and not [line for line in hidden_lines if line in kernel]
     # what nbgrader puts back from the gradebook is cut at the marker before the kernel runs
-    assert "ClearHiddenTests" in json.loads(sandbox.sanitize_preprocessors())[4]
+    assert json.loads(sandbox.sanitize_preprocessors())[4].endswith("VisibleTests")
+    assert issubclass(sandbox.VisibleTests, __import__("nbgrader").preprocessors.ClearHiddenTests)
     assert json.loads(sandbox.sanitize_preprocessors())[3].endswith("OverwriteCells")
 
 

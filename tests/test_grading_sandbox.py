@@ -27,7 +27,7 @@ from tools.release import assignments as course
 from tools.grading import gradebook_guard, hidden, plain, recheck, sandbox
 from tools.grading import feedback, outcome, screening
 from tools.grading.cells import cell_text
-from tools.grading.simulate import answers, attacks, classroom
+from tools.grading.simulate import answers, attacks, attacks_files, classroom
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FIRST = course.assignments(ROOT)[0]
@@ -35,6 +35,8 @@ NAME = "exit-test.ipynb"
 SECRET = "s3cret-token-of-the-instructor"
 DAEMON = "memcourse-attack-daemon"
 ODD_IDS = ["ann lee", "zoë", "o'brien", "-dash", ".dot"]
+CELL_TIMEOUT = 20
+SUBMISSION_LIMIT = 100  # seconds (an honest submission takes a few)
 
 
 def load(path):
@@ -519,6 +521,11 @@ def attacked_class(tmp_path_factory):
         (root / "submitted" / kind / FIRST / NAME).write_text(text)
     for odd in ODD_IDS:
         shutil.copytree(root / "submitted" / "student-01", root / "submitted" / odd)
+    second = {}  # issue 25: each attack of the second round, in the same class
+    for kind in attacks_files.ATTACKS_25:
+        second[kind] = attacks_files.place(
+            kind, root / "submitted" / kind / FIRST, source, release, NAME,
+            root / "submitted" / "student-01" / FIRST, cell_timeout=CELL_TIMEOUT)
     course_before = fingerprint(root, GRADER_OUTPUTS)
     memkit_dir = pathlib.Path(memkit.__file__).parent
     memkit_before = fingerprint(memkit_dir, ("__pycache__",))
@@ -526,11 +533,12 @@ def attacked_class(tmp_path_factory):
         **os.environ,
         "MEMCOURSE_SECRET_TOKEN": SECRET,
         "MEMCOURSE_DB_URL": f"sqlite:///{root / 'gradebook.db'}?timeout=60",
+        "MEMCOURSE_SANDBOX_DISK_MB": "64",  # the disk filler meets its limit sooner
     }
     started = time.monotonic()
     result = subprocess.run(
         [sys.executable, "-m", "tools.grading", FIRST, "--course-dir", str(root),
-         "--cell-timeout", "20", "--jobs", "2"],
+         "--cell-timeout", str(CELL_TIMEOUT), "--timeout", str(SUBMISSION_LIMIT), "--jobs", "2"],
         check=False, cwd=ROOT, capture_output=True, text=True, timeout=1200, env=env,
     )
     seconds = time.monotonic() - started
@@ -540,7 +548,8 @@ def attacked_class(tmp_path_factory):
     stop.set()
     watcher.join()
     listener.close()
-    print(f"\nattacked class ({len(made) + len(attacks.ATTACKS)} graded) in {seconds:.0f} s")
+    print(f"\nattacked class ({len(made) + len(attacks.ATTACKS) + len(second)} graded) "
+          f"in {seconds:.0f} s")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     with open(root / "autograded" / "grading-report.csv", newline="") as fh:
         report = {row["student"]: row for row in csv.DictReader(fh)}
@@ -561,6 +570,7 @@ def attacked_class(tmp_path_factory):
         "memkit_after": fingerprint(memkit_dir, ("__pycache__",)),
         "source": source,
         "seconds": seconds,
+        "second": second,
     }
 
 
@@ -664,7 +674,8 @@ def test_odd_ids_are_listed_with_their_reason(attacked_class):
 
 def test_the_report_gives_each_submission_its_own_seconds(attacked_class):
     # each submission's own span in nbgrader's log (not nothing, not the batch's time)
-    seconds = [float(r["seconds"]) for r in attacked_class["report"].values() if r["status"] != "skipped"]
+    seconds = [float(r["seconds"]) for r in attacked_class["report"].values()
+               if r["status"] in ("ok", "repaired", "overruled")]
     assert all(s > 0.05 for s in seconds), seconds
     assert len(set(seconds)) > 1 and sum(seconds) < 2 * attacked_class["seconds"], seconds
 
@@ -777,3 +788,104 @@ def test_a_locked_cell_binds_its_top_level_names_only():
     assert hidden.names_bound(text) == {"C", "j", "f", "np", "c"}
     assert {"u", "r", "k", "x"} <= hidden.names_read(text + "\nf(x)")
     assert "answer" in hidden.names_read("globals()['answer']")
+
+
+
+# --------------------------------------------------------------------------- issue 25
+
+
+@pytest.mark.parametrize("kind", list(attacks_files.ATTACKS_25))
+def test_each_attack_of_the_second_round_gains_nothing_and_is_named(attacked_class, kind):
+    most, reason = attacked_class["second"][kind]
+    row = attacked_class["report"][kind]
+    limit = score(attacked_class, "wrong") if most is None else most
+    assert row["status"] != "" and float(row["score"]) <= limit, row
+    if kind in attacked_class["grades"]:
+        assert float(attacked_class["grades"][kind]["score"]) <= limit
+    if reason:
+        assert reason in row["reasons"], row
+        assert reason in attacked_class["stdout"]
+
+
+def test_honest_grades_do_not_change_with_the_second_round(attacked_class):
+    for student, made in attacked_class["made"].items():
+        assert float(attacked_class["report"][student]["score"]) == made.expected
+        assert attacked_class["report"][student]["status"] == "ok"
+
+
+def test_links_special_files_and_bombs_are_rejected_or_left_out(attacked_class):
+    report = attacked_class["report"]
+    for kind in ("link-notebook", "fifo-notebook", "zero-notebook", "deep-json", "bad-nbformat"):
+        assert report[kind]["status"] in ("rejected", "incomplete"), report[kind]
+    assert report["link-folder"]["status"] == "skipped"
+    root = attacked_class["root"]
+    readable = list((root / "feedback").rglob("*")) + list((root / "autograded").rglob("*"))
+    secret_lines = [line for line in open("/etc/shadow", errors="replace").read().splitlines()
+                    if len(line) > 20][:3] if os.access("/etc/shadow", os.R_OK) else []
+    for path in readable:
+        if path.is_file() and not path.is_symlink():
+            text = path.read_text(errors="replace")
+            assert "BEGIN HIDDEN TESTS" not in text, path
+            assert not any(line in text for line in secret_lines), path
+        assert not path.is_symlink(), path
+    linked = load(root / "autograded" / "link-files" / FIRST / NAME)
+    printed = "".join("".join(o.get("text", "")) for c in linked["cells"] for o in c.get("outputs", []))
+    assert "LINKED []" in printed, printed[-2000:]
+
+
+def test_a_kernel_that_floods_or_deepens_its_export_loses_the_points(attacked_class):
+    for kind in ("deep-export", "colliding-set"):
+        row = attacked_class["report"][kind]
+        assert float(row["score"]) == 0.0, row
+    # the class was graded at the grader's pace, not the attacker's
+    assert attacked_class["seconds"] < 900
+
+
+def test_the_kernel_never_sees_a_hidden_test(attacked_class):
+    root = attacked_class["root"]
+    nb = load(root / "autograded" / "hidden-reader" / FIRST / NAME)
+    printed = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
+    assert attacks_files.SAW_HIDDEN not in printed
+
+
+def test_a_slow_submission_stops_at_its_own_limit(attacked_class):
+    row = attacked_class["report"]["slow-cells"]
+    assert row["status"] == "failed" and float(row["score"]) == 0.0, row
+    assert float(row["seconds"]) < SUBMISSION_LIMIT + 60
+
+
+def test_a_kernel_cannot_fill_the_disk(attacked_class):
+    nb = load(attacked_class["root"] / "autograded" / "disk-filler" / FIRST / NAME)
+    printed = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
+    if sandbox.privileged():
+        assert "DISK-FULL" in printed and "No space left on device" in printed, printed[-1000:]
+    row = attacked_class["report"]["disk-filler"]
+    assert float(row["score"]) == attacked_class["second"]["disk-filler"][0]
+
+
+def test_the_feedback_runs_no_script_and_reads_without_javascript(attacked_class):
+    from playwright.sync_api import sync_playwright
+
+    page_path = attacked_class["root"] / "feedback" / "feedback-script" / FIRST / "exit-test.html"
+    text = page_path.read_text()
+    assert "<script" not in text.lower() and "onerror" not in text.lower()
+    chromium = pathlib.Path("/usr/bin/chromium")
+    assert chromium.exists(), "Debian's chromium is missing: run `make system-deps` (as root)"
+    flags = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(chromium), headless=True, args=flags)
+        try:
+            for javascript in (True, False):
+                context = browser.new_context(java_script_enabled=javascript)
+                page = context.new_page()
+                page.goto(page_path.as_uri())
+                page.wait_for_timeout(500)
+                body = page.inner_text("body")
+                assert "Score" in body and "My notes" in body
+                if javascript:  # a script that ran would have set the title
+                    assert attacks_files.MARK not in page.title()
+                    assert page.evaluate("document.scripts.length") == 0
+                context.close()
+        finally:
+            browser.close()

@@ -18,7 +18,16 @@ from tools.release import assignments as course
 from tools.grading.cells import cell_meta, read_nb
 from tools.grading.outcome import Outcome
 from tools.grading.sanitize import clean_html, clean_notebook
-from tools.grading.settings import Settings
+from tools.grading.settings import Settings, grader_env
+
+# nbgrader's feedback preprocessors (nbgrader_config.py), its ClearHiddenTests on the test
+# cells only (tools.grading.sandbox.VisibleTests): a student's cell that holds the marker
+# text must not stop the feedback
+PREPROCESSORS = json.dumps([
+    "nbgrader.preprocessors.GetGrades",
+    "tools.grading.sandbox.VisibleTests",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+])
 
 def feedback(settings: Settings, outcomes: list[Outcome], jobs: int = 2) -> list[str]:
     """Generate the feedback (HTML) of every graded submission, in ``jobs`` nbgrader processes.
@@ -56,8 +65,10 @@ def feedback(settings: Settings, outcomes: list[Outcome], jobs: int = 2) -> list
                 f"--student={student}",
                 f"--CourseDirectory.autograded_directory={share}",
                 f"--CourseDirectory.db_url={settings.db_url}",
+                f"--GenerateFeedback.preprocessors={PREPROCESSORS}",
             ],
             cwd=settings.root,
+            env=grader_env(settings),
         )
         if result.returncode != 0:
             return False

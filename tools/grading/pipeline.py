@@ -181,7 +181,12 @@ def grade_class(
                     report(finish(settings, s, False, [], 0.0))
                 except Exception as exc:  # noqa: BLE001 - one submission stops no one
                     report(cluster.failed_outcome(settings, s, exc))
-        cluster.grade(settings, runnable, jobs, isolate, report, scheduler, progress)
+        try:
+            cluster.grade(settings, runnable, jobs, isolate, report, scheduler, progress)
+        finally:
+            from tools.grading import sandbox
+
+            sandbox.remove_boxes(settings.boxes)
         if own_work:
             settings.work = None
         settings.boxes = None

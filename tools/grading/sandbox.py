@@ -69,7 +69,7 @@ from queue import Empty
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
-from nbgrader.preprocessors import Execute
+from nbgrader.preprocessors import ClearHiddenTests, Execute
 from traitlets import DottedObjectName, Enum, Type
 
 from tools.grading import student_files as files
@@ -275,6 +275,14 @@ def remove_box(box: Path) -> None:
     if os.path.ismount(box):
         _libc().umount2(str(box).encode(), 2)  # MNT_DETACH: gone once nothing uses it
     shutil.rmtree(box, ignore_errors=True)
+
+
+def remove_boxes(parent: Path) -> None:
+    """Remove every private folder left in ``parent`` (a kernel killed before its clean-up
+    leaves its box, and as root its tmpfs, behind)."""
+    for name, _ in files.entries(parent):
+        if name.startswith("mcbox-"):
+            remove_box(parent / name)
 
 
 def fill_box(box: Path, source: Path | None, uid: int | None) -> None:
@@ -539,9 +547,20 @@ class SandboxExecute(Execute):
         super().__init__(*args, **kwargs)
 
 
+class VisibleTests(ClearHiddenTests):
+    """nbgrader's ``ClearHiddenTests`` on the test cells only (a student's own cell that
+    happens to hold the marker text is the student's, left as written)."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution"):
+            return super().preprocess_cell(cell, resources, cell_index)
+        return cell, resources
+
+
 def sanitize_preprocessors() -> str:
     """The value of ``--Autograde.sanitize_preprocessors``: nbgrader's, with its own
-    ``ClearHiddenTests`` after ``OverwriteCells`` (which puts the gradebook's test cells
+    ``ClearHiddenTests`` (``VisibleTests``) after ``OverwriteCells`` (which puts the gradebook's test cells
     back, hidden tests in): the kernel runs the visible part of each test only, and the
     grader runs the whole cell in its own process (``tools.grading.recheck``)."""
     names = [
@@ -549,7 +568,7 @@ def sanitize_preprocessors() -> str:
         "nbgrader.preprocessors.DeduplicateIds",
         "nbgrader.preprocessors.OverwriteKernelspec",
         "nbgrader.preprocessors.OverwriteCells",
-        "nbgrader.preprocessors.ClearHiddenTests",
+        "tools.grading.sandbox.VisibleTests",
         "nbgrader.preprocessors.CheckCellMetadata",
     ]
     return json.dumps(names)
