@@ -13,7 +13,7 @@ import pytest
 
 from tools.release import assignments as course
 from tools.grading import recheck
-from tools.grading import collect, limits, repair, screening
+from tools.grading import collect, limits, repair, sandbox, screening
 from tools.grading.settings import Settings
 from tools.grading.simulate import answers, trouble
 
@@ -60,12 +60,21 @@ def test_a_good_notebook_passes_screening_unchanged(notebook_pair):
             assert cell["source"] == want["source"]
 
 
-def test_the_probe_notebook_carries_the_hidden_tests(notebook_pair):
+def test_the_kernel_gets_no_hidden_test_and_no_expected_value(notebook_pair):
+    from tools.grading import hidden
+
     source, release = notebook_pair
-    result = screening.screen(json.dumps(release), source, release)
-    graded = "".join(c["source"] for c in result.notebook["cells"])
-    probed = "".join(c["source"] for c in result.probe["cells"])
-    assert "BEGIN HIDDEN TESTS" not in graded and "BEGIN HIDDEN TESTS" in probed
+    split = hidden.discover_apart(source)
+    result = screening.screen(json.dumps(release), source, release, split)
+    kernel = "".join(c["source"] for c in result.notebook["cells"])
+    assert "BEGIN HIDDEN TESTS" not in kernel
+    secret, public = course._secret_and_public_lines(source)
+    hidden_lines = {line for line in secret - public if course._meaningful(line)}
+    assert hidden_lines and not [line for line in hidden_lines if line in kernel]
+    # what nbgrader puts back from the gradebook is cut at the marker before the kernel runs
+    assert json.loads(sandbox.sanitize_preprocessors())[4].endswith("VisibleTests")
+    assert issubclass(sandbox.VisibleTests, __import__("nbgrader").preprocessors.ClearHiddenTests)
+    assert json.loads(sandbox.sanitize_preprocessors())[3].endswith("OverwriteCells")
 
 
 @pytest.mark.parametrize(
@@ -180,10 +189,6 @@ def test_neutralise_replaces_the_answer_before_a_locked_cell_at_fault(notebook_p
     assert repair.neutralise(result, test_at, "it stopped the Python kernel") == first.answer_id
     answer = result.notebook["cells"][ids(result.notebook).index(first.answer_id)]
     assert answer["source"].startswith("raise RuntimeError(")
-    assert (
-        result.probe["cells"][ids(result.notebook).index(first.answer_id)]["source"]
-        == answer["source"]
-    )
     # the set-up cell has no student cell before it: nothing to replace
     assert repair.neutralise(result, ids(result.notebook).index("setup"), "x") is None
 
@@ -320,3 +325,159 @@ def test_submissions_are_found_and_odd_folders_left_out(tmp_path):
         "(it holds a space); rename the folder to the student's id (letters, digits, . _ @ + -) "
         "and grade again",
     ]
+
+
+# --------------------------------------------------------------------------- what is shown
+
+ATTACKS_IN_HTML = [
+    "<script>document.title = 'PWNED'</script>",
+    "<img src=x onerror=\"document.title = 'PWNED'\">",
+    "<iframe src=\"javascript:alert(1)\"></iframe>",
+    "<object data=\"x.swf\"></object><embed src=\"x.swf\">",
+    "<form action=\"http://example.org/\"><input name=a><button>go</button></form>",
+    "<a href=\"javascript:alert(1)\">click</a>",
+    "<svg onload=\"alert(1)\"><circle r=\"1\"/></svg>",
+    "<a href=\"data:text/html,<script>alert(1)</script>\">data</a>",
+    "<div style=\"position:fixed;top:0\" onclick=\"alert(1)\">overlay</div>",
+    "<img src=\"http://example.org/pixel.png\">",
+]
+
+
+@pytest.mark.parametrize("attack", ATTACKS_IN_HTML)
+def test_the_sanitizer_leaves_nothing_that_runs_or_loads(attack):
+    from tools.grading.sanitize import clean_html
+
+    cleaned = clean_html("<p>answer</p>" + attack).lower()
+    assert "<p>answer</p>" in cleaned
+    for bad in ("<script", "onerror", "onload", "onclick", "<iframe", "<object", "<embed",
+                "<form", "<input", "<button", "javascript:", "<svg", "data:text", "style=",
+                "example.org/pixel"):
+        assert bad not in cleaned, (attack, cleaned)
+
+
+def test_a_page_keeps_its_style_sheets_and_a_notebook_its_data():
+    import base64
+
+    from tools.grading.sanitize import clean_html, clean_notebook
+
+    page = clean_html(
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><style>p {color: red}</style>"
+        "<script src='https://cdn.example/mathjax.js'></script></head>"
+        "<body><a name='top'></a><p>3 / 5</p><script>x()</script></body></html>"
+    )
+    assert page.startswith("<!DOCTYPE html>") and "<style>p {color: red}</style>" in page
+    assert "<script" not in page and "<p>3 / 5</p>" in page and 'name="top"' in page
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 8).decode()
+    cell = nbformat.v4.new_code_cell("x")
+    cell["outputs"] = [
+        nbformat.v4.new_output("stream", name="stdout", text="printed <b>"),
+        nbformat.v4.new_output("display_data", data={
+            "text/html": "<b>bold</b><script>x()</script>", "text/plain": "bold",
+            "application/javascript": "x()", "image/svg+xml": "<svg onload='x()'/>"}),
+        nbformat.v4.new_output("display_data", data={"image/png": png}),
+        nbformat.v4.new_output("display_data", data={"image/png": png + '" onerror="x()'}),
+    ]
+    cell["outputs"][1]["metadata"] = {"width": '1" onload="x()'}
+    md = nbformat.v4.new_markdown_cell("## Answer\n\n<script>x()</script>$a < b$ **yes**")
+    plain = nbformat.v4.new_markdown_cell("x > 0 and `a < b`")
+    md["attachments"] = {"a.png": {"image/png": png}}
+    nb = nbformat.v4.new_notebook(cells=[md, plain, cell])
+    clean = clean_notebook(nb)
+    assert nb["cells"][2]["outputs"][1]["data"]["application/javascript"] == "x()"  # a copy
+    out = clean["cells"][2]["outputs"]
+    assert out[0]["text"] == "printed <b>"  # plain text: the page escapes it
+    assert out[1]["data"] == {"text/html": "<b>bold</b>", "text/plain": "bold"}
+    assert out[1]["metadata"] == {} and out[2]["data"] == {"image/png": png}
+    assert len(out) == 3  # the image whose base64 breaks out of its attribute is gone
+    assert "<script" not in clean["cells"][0]["source"] and "**yes**" in clean["cells"][0]["source"]
+    assert "attachments" not in clean["cells"][0]
+    assert clean["cells"][1]["source"] == "x > 0 and `a < b`"  # no markup: as written
+
+
+# --------------------------------------------------------------------------- a student's files
+
+
+def test_links_and_special_files_are_never_followed_or_read(tmp_path, notebook_pair):
+    import socket
+
+    from tools.grading import staging, student_files
+
+    source, release = notebook_pair
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the instructor's secret")
+    folder = tmp_path / "submitted" / "eve" / SESSIONS[0]
+    folder.mkdir(parents=True)
+    (folder / "exit-test.ipynb").symlink_to(ROOT / "solutions" / SESSIONS[0] / "exit-test.ipynb")
+    os.mkfifo(folder / "exercises.ipynb")
+    (folder / "data.txt").symlink_to(secret)
+    os.mkfifo(folder / "pipe.txt")
+    (folder / "own.txt").write_text("mine")
+    (folder / "big.bin").write_bytes(b"\0" * (student_files.MAX_FILE + 1))
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(folder / "sock"))
+    settings = Settings(root=ROOT, submitted=tmp_path / "submitted", db_url="sqlite://")
+    sources = {n: load(ROOT / "solutions" / SESSIONS[0] / n) for n in ("exit-test.ipynb", "exercises.ipynb")}
+    releases = {n: load(ROOT / "exercises" / SESSIONS[0] / n) for n in sources}
+    started = time.monotonic()
+    staged = staging.stage(settings, SESSIONS[0], "eve", sources, releases)
+    assert time.monotonic() - started < 10  # the FIFO hung nothing
+    sock.close()
+    reasons = " | ".join(staged.reasons)
+    assert not staged.screened and not staged.handed_in
+    assert "exit-test.ipynb: not a notebook (exit-test.ipynb is a symbolic link (not followed))" in reasons
+    assert "exercises.ipynb: not a notebook (exercises.ipynb is a FIFO (not read))" in reasons
+    assert "data.txt: a symbolic link (not followed): left out" in reasons
+    assert "pipe.txt: a FIFO (not read): left out" in reasons and "sock: a socket" in reasons
+    assert "big.bin: over the size or count limit" in reasons
+    assert staged.files == ["own.txt"]
+    with pytest.raises(student_files.Refused):
+        student_files.read_bounded(pathlib.Path("/dev/zero"), 1000)
+    with pytest.raises(student_files.Refused):
+        student_files.read_bounded(folder / "own.txt", 2)
+
+
+def test_a_student_or_assignment_folder_that_is_a_link_is_skipped(tmp_path):
+    (tmp_path / "alice" / "session-1").mkdir(parents=True)
+    (tmp_path / "mallory").symlink_to(tmp_path / "alice")
+    (tmp_path / "trudy").mkdir()
+    (tmp_path / "trudy" / "session-1").symlink_to(ROOT / "solutions" / "session-1")
+    settings = Settings(root=ROOT, submitted=tmp_path, db_url="sqlite://")
+    found, skipped = collect.submissions(settings, ["session-1"])
+    assert found == [("session-1", "alice")]
+    assert [line.split(":")[0] for line in skipped] == ["mallory/session-1", "trudy/session-1"]
+    assert all("is a symbolic link" in line and "not followed" in line for line in skipped)
+
+
+def test_a_class_archive_is_screened_before_it_is_unpacked(tmp_path):
+    import stat
+    import zipfile
+
+    archive = tmp_path / "class.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("alice/session-1/exit-test.ipynb", "{}")
+        zf.writestr("alice/session-1/data.txt", "ok")
+        zf.writestr("eve/../../escape.ipynb", "{}")
+        zf.writestr("/abs/exit-test.ipynb", "{}")
+        link = zipfile.ZipInfo("eve/session-1/exit-test.ipynb")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(link, "../../../solutions/session-1/exit-test.ipynb")
+        zf.writestr("eve/session-1/inner.zip", "PK")
+        bomb = zipfile.ZipInfo("bob/session-1/exit-test.ipynb")
+        bomb.compress_type = zipfile.ZIP_DEFLATED
+        zf.writestr(bomb, " " * (3 * collect.RATIO_FROM))  # 3 MB of spaces: a ratio over 100
+    screened = tmp_path / "screened.zip"
+    refused = collect.screen_archive(archive, screened, ["session-1"])
+    with zipfile.ZipFile(screened) as zf:
+        assert sorted(zf.namelist()) == ["alice/session-1/data.txt", "alice/session-1/exit-test.ipynb"]
+    assert sorted(refused) == ["", "bob", "eve"]
+    text = " | ".join(r for rs in refused.values() for r in rs)
+    assert text.count("leaves the archive's folder") == 2
+    assert "symbolic link" in " ".join(refused["eve"]) and "archive inside" in " ".join(refused["eve"])
+    assert "times its packed size" in refused["bob"][0]
+    many = tmp_path / "many.zip"
+    with zipfile.ZipFile(many, "w") as zf:
+        for i in range(collect.MAX_MEMBERS + 3):
+            zf.writestr(f"s{i}/x.txt", "")
+    refused = collect.screen_archive(many, tmp_path / "many-screened.zip", ["session-1"])
+    assert sum(len(r) for r in refused.values()) == 3
+    assert all("more than" in r for rs in refused.values() for r in rs)

@@ -24,10 +24,10 @@ import nbformat
 import pytest
 
 from tools.release import assignments as course
-from tools.grading import gradebook_guard, recheck, sandbox
+from tools.grading import gradebook_guard, hidden, plain, recheck, sandbox
 from tools.grading import feedback, outcome, screening
 from tools.grading.cells import cell_text
-from tools.grading.simulate import answers, attacks, classroom
+from tools.grading.simulate import answers, attacks, attacks_files, classroom
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FIRST = course.assignments(ROOT)[0]
@@ -35,6 +35,8 @@ NAME = "exit-test.ipynb"
 SECRET = "s3cret-token-of-the-instructor"
 DAEMON = "memcourse-attack-daemon"
 ODD_IDS = ["ann lee", "zoë", "o'brien", "-dash", ".dot"]
+CELL_TIMEOUT = 20
+SUBMISSION_LIMIT = 100  # seconds (an honest submission takes a few)
 
 
 def load(path):
@@ -65,7 +67,7 @@ def run_in_sandbox(tmp_path, code, timeout=60):
     try:
         result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     finally:
-        shutil.rmtree(box, ignore_errors=True)
+        sandbox.remove_box(box)
     return result.returncode, result.stdout + result.stderr
 
 
@@ -276,16 +278,13 @@ def test_a_sandboxed_kernel_is_ready_once_its_kernel_info_idle_arrives(iopub, re
 def test_plain_values_cross_and_nothing_else():
     import numpy as np
 
-    ns = {}
-    exec(recheck.EXPORTER, ns)
-    plain = ns["__memcourse_plain__"]
     for value in [1, 2.5, float("nan"), "b", None, True, [1, (2, 3.0)], {"a": 1}, {1, 2}, 1 + 2j]:
-        back = recheck.rebuild(json.loads(json.dumps(plain(value))))
+        back = plain.rebuild(json.loads(json.dumps(plain.to_plain(value))))
         assert type(back) is type(value) and (back == value or value != value)
     array = np.arange(6.0).reshape(2, 3)
-    back = recheck.rebuild(json.loads(json.dumps(plain(array))))
+    back = plain.rebuild(json.loads(json.dumps(plain.to_plain(array))))
     assert back.dtype == float and np.array_equal(back, array)
-    assert type(recheck.rebuild(plain(np.int64(3)))) is np.int64
+    assert type(plain.rebuild(plain.to_plain(np.int64(3)))) is np.int64
 
     class Liar(str):
         def __eq__(self, other):
@@ -293,11 +292,29 @@ def test_plain_values_cross_and_nothing_else():
 
         __hash__ = str.__hash__
 
-    back = recheck.rebuild(plain(Liar("zz")))
+    back = plain.rebuild(plain.to_plain(Liar("zz")))
     assert type(back) is not str and back != "b"  # the lie did not cross
-    assert plain(len)["t"] == "callable"
+    assert plain.to_plain(len)["t"] == "callable"
     with pytest.raises(TypeError):
-        float(recheck.rebuild({"t": "something", "v": 1}))
+        float(plain.rebuild({"t": "something", "v": 1}))
+
+
+def test_what_the_kernel_prints_is_parsed_and_rebuilt_within_bounds():
+    started = time.monotonic()
+    assert plain.parse("[" * 100000) is None and plain.parse("{" * 60 + "}" * 60) is None
+    assert plain.parse("x" * (plain.MAX_LINE + 1)) is None and plain.parse("[1]") is None
+    assert plain.parse('{"values": {}}') == {"values": {}}
+    same = [{"t": "int", "v": str(k * (2**61 - 1))} for k in range(1, 50001)]
+    for tag in ("set", "frozenset"):
+        assert isinstance(plain.rebuild({"t": tag, "v": same}), plain.Opaque)
+    pairs = [[x, {"t": "none"}] for x in same]
+    assert isinstance(plain.rebuild({"t": "dict", "v": pairs}), plain.Opaque)
+    assert plain.rebuild({"t": "set", "v": same[:3]}) == {2**61 - 1, 2 * (2**61 - 1), 3 * (2**61 - 1)}
+    assert isinstance(plain.rebuild({"t": "int", "v": "9" * 100000}), plain.Opaque)
+    flat = {"t": "ndarray", "kind": "f", "shape": [plain.MAX_ELEMENTS + 1], "v": ["0"] * (plain.MAX_ELEMENTS + 1)}
+    assert isinstance(plain.rebuild_within(flat, plain.Budget()), plain.Opaque)
+    assert isinstance(plain.rebuild({"t": "ndarray", "kind": "f", "shape": [3], "v": ["1"]}), plain.Opaque)
+    assert time.monotonic() - started < 20
 
 
 def _nb(cells):
@@ -329,27 +346,58 @@ SOURCE = _nb(
 )
 
 
+def _line(values=None, calls=()):
+    return json.dumps({"values": {k: plain.to_plain(v) for k, v in (values or {}).items()},
+                       "calls": list(calls)})
+
+
+SQUARE = hidden.Split(calls={"q2-tests": [hidden.Call("square", [plain.to_plain(4.0)], {}, [], [])]})
+
+
 def test_the_grader_judges_exported_answers_with_its_own_code():
-    ns = {}
-    exec(recheck.EXPORTER, ns)
-    plain = ns["__memcourse_plain__"]
-    right = {"q1-tests": {"answer": plain(9)}}
-    calls = {"q2-tests": {"square": [{"args": [plain(4.0)], "kwargs": {}, "result": plain(16.0)}]}}
-    verdict = recheck.judge(SOURCE, right, calls)
+    right = {"q1-tests": _line({"answer": 9}),
+             "q2-tests": _line(calls=[{"result": plain.to_plain(16.0)}])}
+    verdict = recheck.judge(SOURCE, right, SQUARE)
     assert not verdict.problem
     assert verdict.verdicts["q1-tests"].passed and verdict.verdicts["q2-tests"].passed
-    wrong = recheck.judge(
-        SOURCE,
-        {"q1-tests": {"answer": plain(10)}},
-        {"q2-tests": {"square": [{"args": [plain(4.0)], "kwargs": {}, "result": plain(15.0)}]}},
-    )
+    wrong = recheck.judge(SOURCE, {"q1-tests": _line({"answer": 10}),
+                                   "q2-tests": _line(calls=[{"result": plain.to_plain(15.0)}])}, SQUARE)
     assert wrong.verdicts["q1-tests"].passed is False
     assert wrong.verdicts["q1-tests"].message == "AssertionError: q1: not the square"
     assert wrong.verdicts["q2-tests"].passed is False
-    # a call record with other arguments than the test's, or none at all, fails
-    other = {"q2-tests": {"square": [{"args": [plain(5.0)], "kwargs": {}, "result": plain(16.0)}]}}
+    # a test calling with arguments the grader found no call for, or no answer at all, fails
+    other = hidden.Split(calls={"q2-tests": [hidden.Call("square", [plain.to_plain(5.0)], {}, [], [])]})
     assert recheck.judge(SOURCE, right, other).verdicts["q2-tests"].passed is False
-    assert recheck.judge(SOURCE, {}, {}).verdicts["q1-tests"].passed is False
+    assert recheck.judge(SOURCE, {}, SQUARE).verdicts["q1-tests"].passed is False
+    raised = {"q2-tests": _line(calls=[{"raised": ["ValueError", "no"]}])}
+    assert "ValueError: no" in recheck.judge(SOURCE, raised, SQUARE).verdicts["q2-tests"].message
+
+
+def test_the_calls_of_a_hidden_test_are_found_in_the_grader_and_keep_its_switches():
+    split = hidden.discover(SOURCE)
+    assert not split.problems and [c.args for c in split.calls["q2-tests"]] == [[plain.to_plain(4.0)]]
+    guarded = _nb([
+        ({"grade_id": "q1", "solution": True, "grade": False, "locked": False},
+         "def f(x):\n    ### BEGIN SOLUTION\n    return x.sum()\n    ### END SOLUTION"),
+        ({"grade_id": "q1-tests", "grade": True, "locked": True, "points": 1, "solution": False},
+         "import numpy as np\n### BEGIN HIDDEN TESTS\nclass _G(np.ndarray):\n    pass\n"
+         "_saved = np.matmul\nnp.matmul = None\ntry:\n    _o = f(np.array([1.0, 2.0]).view(_G))\n"
+         "finally:\n    np.matmul = _saved\nassert _o == 3.0\n### END HIDDEN TESTS"),
+    ])
+    found = hidden.discover(guarded)
+    call = found.calls["q1-tests"][0]
+    assert not found.problems and call.guarded == [0] and ["numpy", "matmul"] in call.blocked
+    leaky = _nb([
+        ({"grade_id": "q1", "solution": True, "grade": False, "locked": False},
+         "def f(x):\n    return x\n### BEGIN SOLUTION\nanswer = 3\n### END SOLUTION"),
+        ({"grade_id": "q1-tests", "grade": True, "locked": True, "points": 1, "solution": False},
+         "### BEGIN HIDDEN TESTS\nassert f(answer) == 3\n### END HIDDEN TESTS"),
+        ({"grade_id": "q2-tests", "grade": True, "locked": True, "points": 1, "solution": False},
+         "### BEGIN HIDDEN TESTS\nassert f(print) is print\n"),
+    ])
+    problems = " | ".join(hidden.discover(leaky).problems)
+    assert "passes the student's answer 'answer'" in problems
+    assert "q2-tests: a BEGIN HIDDEN TESTS without its END" in problems
 
 
 def test_screening_adds_the_export_cells_the_judge_reads(tmp_path):
@@ -367,7 +415,8 @@ def test_screening_adds_the_export_cells_the_judge_reads(tmp_path):
     assert ids[0] == "memcourse-export-def"
     for gid in tests:
         at = ids.index(next(c["id"] for c in release["cells"] if c["metadata"]["nbgrader"].get("grade_id") == gid))
-        assert ids[at - 1] == f"memcourse-export-{gid}" and ids[at + 1] == f"memcourse-calls-{gid}"
+        assert ids[at - 1] == f"memcourse-export-{gid}"
+        assert at + 1 == len(ids) or not ids[at + 1].startswith("memcourse-")
 
 
 def test_a_notebook_of_nbformat_3_is_upgraded():
@@ -472,6 +521,11 @@ def attacked_class(tmp_path_factory):
         (root / "submitted" / kind / FIRST / NAME).write_text(text)
     for odd in ODD_IDS:
         shutil.copytree(root / "submitted" / "student-01", root / "submitted" / odd)
+    second = {}  # issue 25: each attack of the second round, in the same class
+    for kind in attacks_files.ATTACKS_25:
+        second[kind] = attacks_files.place(
+            kind, root / "submitted" / kind / FIRST, source, release, NAME,
+            root / "submitted" / "student-01" / FIRST, cell_timeout=CELL_TIMEOUT)
     course_before = fingerprint(root, GRADER_OUTPUTS)
     memkit_dir = pathlib.Path(memkit.__file__).parent
     memkit_before = fingerprint(memkit_dir, ("__pycache__",))
@@ -479,11 +533,12 @@ def attacked_class(tmp_path_factory):
         **os.environ,
         "MEMCOURSE_SECRET_TOKEN": SECRET,
         "MEMCOURSE_DB_URL": f"sqlite:///{root / 'gradebook.db'}?timeout=60",
+        "MEMCOURSE_SANDBOX_DISK_MB": "64",  # the disk filler meets its limit sooner
     }
     started = time.monotonic()
     result = subprocess.run(
         [sys.executable, "-m", "tools.grading", FIRST, "--course-dir", str(root),
-         "--cell-timeout", "20", "--jobs", "2"],
+         "--cell-timeout", str(CELL_TIMEOUT), "--timeout", str(SUBMISSION_LIMIT), "--jobs", "2"],
         check=False, cwd=ROOT, capture_output=True, text=True, timeout=1200, env=env,
     )
     seconds = time.monotonic() - started
@@ -493,7 +548,8 @@ def attacked_class(tmp_path_factory):
     stop.set()
     watcher.join()
     listener.close()
-    print(f"\nattacked class ({len(made) + len(attacks.ATTACKS)} graded) in {seconds:.0f} s")
+    print(f"\nattacked class ({len(made) + len(attacks.ATTACKS) + len(second)} graded) "
+          f"in {seconds:.0f} s")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     with open(root / "autograded" / "grading-report.csv", newline="") as fh:
         report = {row["student"]: row for row in csv.DictReader(fh)}
@@ -514,6 +570,7 @@ def attacked_class(tmp_path_factory):
         "memkit_after": fingerprint(memkit_dir, ("__pycache__",)),
         "source": source,
         "seconds": seconds,
+        "second": second,
     }
 
 
@@ -602,7 +659,7 @@ def test_feedback_shows_the_message_never_the_hidden_test(attacked_class):
         text = html_lib.unescape(page.read_text())
         leaked = [line for line in hidden if line in text]
         assert not leaked, (page, leaked[:2])
-        assert "memcourse-export" not in text and "__memcourse" not in text
+        assert "memcourse-export" not in text and "__memcourse_export__(" not in text
     wrong = html_lib.unescape((root / "feedback" / "wrong" / FIRST / "exit-test.html").read_text())
     assert "AssertionError: " in wrong
 
@@ -617,7 +674,8 @@ def test_odd_ids_are_listed_with_their_reason(attacked_class):
 
 def test_the_report_gives_each_submission_its_own_seconds(attacked_class):
     # each submission's own span in nbgrader's log (not nothing, not the batch's time)
-    seconds = [float(r["seconds"]) for r in attacked_class["report"].values() if r["status"] != "skipped"]
+    seconds = [float(r["seconds"]) for r in attacked_class["report"].values()
+               if r["status"] in ("ok", "repaired", "overruled")]
     assert all(s > 0.05 for s in seconds), seconds
     assert len(set(seconds)) > 1 and sum(seconds) < 2 * attacked_class["seconds"], seconds
 
@@ -641,13 +699,10 @@ def test_the_gradebook_ledger_undoes_what_another_writer_did(attacked_class, tmp
 
 
 def test_the_check_runs_apart_with_a_time_limit():
-    ns = {}
-    exec(recheck.EXPORTER, ns)
-    plain = ns["__memcourse_plain__"]
-    right = {"q1-tests": {"answer": plain(9)}}
-    calls = {"q2-tests": {"square": [{"args": [plain(4.0)], "kwargs": {}, "result": plain(16.0)}]}}
-    apart = recheck.judge_apart(SOURCE, right, calls, timeout=60)
-    assert apart.verdicts == recheck.judge(SOURCE, right, calls).verdicts
+    right = {"q1-tests": _line({"answer": 9}),
+             "q2-tests": _line(calls=[{"result": plain.to_plain(16.0)}])}
+    apart = recheck.judge_apart(SOURCE, right, SQUARE, timeout=60)
+    assert apart.verdicts == recheck.judge(SOURCE, right, SQUARE).verdicts
     slow = _nb(
         [
             ({"grade_id": "q1", "solution": True, "grade": False, "locked": False}, "n = 1"),
@@ -659,16 +714,17 @@ def test_the_check_runs_apart_with_a_time_limit():
         ]
     )
     started = time.monotonic()
-    stuck = recheck.judge_apart(slow, {"q1-tests": {"n": plain(1)}}, {}, timeout=2)
-    assert "did not finish" in stuck.problem and time.monotonic() - started < 20
+    stuck = recheck.judge_apart(slow, {"q1-tests": _line({"n": 1})}, hidden.Split(), timeout=2)
+    assert "did not finish" in stuck.problem and not stuck.verdicts
+    assert time.monotonic() - started < 20
 
 
 # --------------------------------------------------------------------------- every solution
 
 
-def _exports_of_a_run(source):
-    """Run a source notebook here as a student who answers right would (its solutions),
-    with the grader's export cells; return what they printed, as ``read_exports`` does."""
+def _exports_of_a_run(source, split):
+    """Run a source notebook here as a student who answers right would (its solutions,
+    the visible tests only), with the grader's export cells; return what they printed."""
     import contextlib
     import io
 
@@ -679,42 +735,24 @@ def _exports_of_a_run(source):
 
     ns["get_ipython"] = lambda: Shell
     exec(recheck.EXPORTER, ns)
-    functions = recheck.callable_names(source)
-    locked = set()
-    for cell in source["cells"]:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("locked") or (meta.get("grade") and not meta.get("solution")):
-            locked |= recheck.names_bound(cell_text(cell))
-    values, calls = {}, {}
-
-    def printed(call, marker):
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            call()
-        line = next(x for x in out.getvalue().splitlines() if x.startswith(marker))
-        return json.loads(line[len(marker):])
-
+    lines = {}
     for cell in source["cells"]:
         if cell["cell_type"] != "code":
             continue
         meta = cell.get("metadata", {}).get("nbgrader", {})
         text = answers.answer_text(cell) if meta.get("solution") else cell_text(cell)
-        if meta.get("grade") and not meta.get("solution"):
+        if hidden.is_test(cell):
             gid = meta["grade_id"]
-            needed = recheck.names_read(text) - locked
-            values[gid] = printed(
-                lambda: ns["__memcourse_export__"](
-                    sorted(needed - functions), sorted(needed & functions)
-                ),
-                recheck.MARKER,
-            )
-            with contextlib.redirect_stdout(io.StringIO()):
-                exec(compile(text, gid, "exec"), ns)
-            calls[gid] = printed(ns["__memcourse_calls_export__"], recheck.CALLS_MARKER)
-        else:
-            with contextlib.redirect_stdout(io.StringIO()):
-                exec(compile(text, str(meta.get("grade_id")), "exec"), ns)
-    return values, calls
+            names, _ = hidden.exported_names(source, text)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                exec(recheck.export_cell_source(names, split.calls.get(gid, [])), ns)
+            lines[gid] = next(x for x in out.getvalue().splitlines()
+                              if x.startswith(recheck.MARKER))[len(recheck.MARKER):]
+            text = text.split("### BEGIN HIDDEN TESTS")[0]  # what the kernel runs
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(text, str(meta.get("grade_id")), "exec"), ns)
+    return lines
 
 
 SOURCES = sorted((ROOT / "solutions").glob("session-*/*.ipynb"))
@@ -723,10 +761,12 @@ SOURCES = sorted((ROOT / "solutions").glob("session-*/*.ipynb"))
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_the_grader_check_agrees_with_every_solution(path):
     """The solutions pass every test in the grader's own check too (else honest students
-    would be overruled): what a hidden test needs crosses as plain data or a call record."""
+    would be overruled): what a hidden test needs crosses as plain data or as the result
+    of a call on the test's own inputs, made in the "kernel" under the test's switches."""
     source = load(path)
-    values, calls = _exports_of_a_run(source)
-    verdict = recheck.judge(source, values, calls)
+    split = hidden.discover_apart(source)
+    assert not split.problems, split.problems
+    verdict = recheck.judge(source, _exports_of_a_run(source, split), split)
     assert not verdict.problem, verdict.problem
     tests = [
         c["metadata"]["nbgrader"]["grade_id"]
@@ -745,6 +785,104 @@ def test_a_locked_cell_binds_its_top_level_names_only():
         "def f(x):\n    y = 1\n"
         "import numpy as np\nfrom a.b import c"
     )
-    assert recheck.names_bound(text) == {"C", "j", "f", "np", "c"}
-    assert {"u", "r", "k", "x"} <= recheck.names_read(text + "\nf(x)")
-    assert "answer" in recheck.names_read("globals()['answer']")
+    assert hidden.names_bound(text) == {"C", "j", "f", "np", "c"}
+    assert {"u", "r", "k", "x"} <= hidden.names_read(text + "\nf(x)")
+    assert "answer" in hidden.names_read("globals()['answer']")
+
+
+
+# --------------------------------------------------------------------------- issue 25
+
+
+@pytest.mark.parametrize("kind", list(attacks_files.ATTACKS_25))
+def test_each_attack_of_the_second_round_gains_nothing_and_is_named(attacked_class, kind):
+    most, reason = attacked_class["second"][kind]
+    row = attacked_class["report"][kind]
+    limit = score(attacked_class, "wrong") if most is None else most
+    assert row["status"] == "skipped" or float(row["score"]) <= limit, row
+    if kind in attacked_class["grades"]:
+        assert float(attacked_class["grades"][kind]["score"]) <= limit
+    if reason:
+        assert reason in row["reasons"], row
+        assert reason in attacked_class["stdout"]
+
+
+def test_honest_grades_do_not_change_with_the_second_round(attacked_class):
+    for student, made in attacked_class["made"].items():
+        assert float(attacked_class["report"][student]["score"]) == made.expected
+        assert attacked_class["report"][student]["status"] == "ok"
+
+
+def test_links_special_files_and_bombs_are_rejected_or_left_out(attacked_class):
+    report = attacked_class["report"]
+    for kind in ("link-notebook", "fifo-notebook", "zero-notebook", "deep-json", "bad-nbformat"):
+        assert report[kind]["status"] in ("rejected", "incomplete"), report[kind]
+    assert report["link-folder"]["status"] == "skipped"
+    root = attacked_class["root"]
+    readable = list((root / "feedback").rglob("*")) + list((root / "autograded").rglob("*"))
+    secret_lines = [line for line in open("/etc/shadow", errors="replace").read().splitlines()
+                    if len(line) > 20][:3] if os.access("/etc/shadow", os.R_OK) else []
+    for path in readable:
+        if path.is_file() and not path.is_symlink():
+            text = path.read_text(errors="replace")
+            assert not any(line in text for line in secret_lines), path
+        assert not path.is_symlink(), path
+    linked = load(root / "autograded" / "link-files" / FIRST / NAME)
+    printed = "".join("".join(o.get("text", "")) for c in linked["cells"] for o in c.get("outputs", []))
+    assert "LINKED []" in printed, printed[-2000:]
+
+
+def test_a_kernel_that_floods_or_deepens_its_export_loses_the_points(attacked_class):
+    for kind in ("deep-export", "colliding-set"):
+        row = attacked_class["report"][kind]
+        assert float(row["score"]) == 0.0, row
+    # the class was graded at the grader's pace, not the attacker's
+    assert attacked_class["seconds"] < 900
+
+
+def test_the_kernel_never_sees_a_hidden_test(attacked_class):
+    root = attacked_class["root"]
+    nb = load(root / "autograded" / "hidden-reader" / FIRST / NAME)
+    printed = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
+    assert attacks_files.SAW_HIDDEN not in printed
+
+
+def test_a_slow_submission_stops_at_its_own_limit(attacked_class):
+    row = attacked_class["report"]["slow-cells"]
+    assert row["status"] == "failed" and float(row["score"]) == 0.0, row
+    assert float(row["seconds"]) < SUBMISSION_LIMIT + 60
+
+
+def test_a_kernel_cannot_fill_the_disk(attacked_class):
+    nb = load(attacked_class["root"] / "autograded" / "disk-filler" / FIRST / NAME)
+    printed = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
+    if sandbox.privileged():
+        assert "DISK-FULL" in printed and "No space left on device" in printed, printed[-1000:]
+    row = attacked_class["report"]["disk-filler"]
+    assert float(row["score"]) == attacked_class["second"]["disk-filler"][0]
+
+
+def test_the_feedback_runs_no_script_and_reads_without_javascript(attacked_class):
+    from playwright.sync_api import sync_playwright
+
+    page_path = attacked_class["root"] / "feedback" / "feedback-script" / FIRST / "exit-test.html"
+    chromium = pathlib.Path("/usr/bin/chromium")
+    assert chromium.exists(), "Debian's chromium is missing: run `make system-deps` (as root)"
+    flags = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(chromium), headless=True, args=flags)
+        try:
+            for javascript in (True, False):
+                context = browser.new_context(java_script_enabled=javascript)
+                page = context.new_page()
+                page.goto(page_path.as_uri())
+                page.wait_for_timeout(500)
+                body = page.inner_text("body")
+                assert "Score" in body and "My notes" in body
+                if javascript:  # a script that ran would have set the title
+                    assert attacks_files.MARK not in page.title()
+                    assert page.evaluate("document.scripts.length") == 0
+                context.close()
+        finally:
+            browser.close()

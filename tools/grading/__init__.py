@@ -7,11 +7,20 @@ this list (``tests/test_import_graph.py`` checks it):
 
 ==========================  ============================================================
 ``cells``                   notebook cells as data (the helpers every stage uses)
+``sanitize``                what a submission shows a person (markdown, outputs, pages)
+                            cleaned with nh3: nothing runs in the reader's browser
 ``settings``                the settings of a run, nbgrader's environment
 ``outcome``                 what grading a submission came to, the statuses
-``collect``                 the submissions to grade (submitted tree, class archives)
+``student_files``           a student's files read as regular files only: no link or
+                            special file followed, every read bounded
+``collect``                 the submissions to grade (submitted tree, class archives
+                            screened: sizes, counts, ratio, paths, links)
+``plain``                   plain data between kernel and grader, parsed and rebuilt
+                            within bounds (depth, size, no key made to collide)
+``hidden``                  the hidden tests kept out of the kernel: the inputs of the
+                            student's functions found in the grader's run of the solutions
 ``recheck``                 the grader's own check: the answers exported as plain data
-                            from the kernel, the tests run again in the grader's process
+                            from the kernel, each test cell run whole in the grader
 ``screening``               a notebook checked against its source: the screening rules
 ``staging``                 a submission's screened notebooks written for nbgrader
 ``limits``                  a process run with wall-clock and memory limits, tree killed

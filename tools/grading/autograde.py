@@ -21,7 +21,7 @@ from pathlib import Path
 from tools.grading.judgement import finish
 from tools.grading.outcome import Outcome
 from tools.grading.repair import neutralise, probe
-from tools.grading.settings import Settings, grader_env
+from tools.grading.settings import Settings, grader_env, submission_limit
 from tools.grading.staging import Staged, write_stage
 from tools.grading.warm import WarmRun, warm_for
 
@@ -57,6 +57,7 @@ def autograde_args(
         f"--CourseDirectory.db_url={settings.db_url}",
         f"--Execute.timeout={settings.cell_timeout}",
         f"--SandboxExecute.timeout={settings.cell_timeout}",
+        f"--Autograde.sanitize_preprocessors={sandbox.sanitize_preprocessors()}",
         f"--Autograde.autograde_preprocessors={sandbox.autograde_preprocessors()}",
         "--Application.log_format=[%(created).3f %(name)s | %(levelname)s] %(message)s",
     ]
@@ -80,8 +81,13 @@ def run_nbgrader(settings: Settings, args: list[str], log: Path, wall: float) ->
 
 
 def wall_limit(settings: Settings, staged: Staged) -> float:
-    cells = sum(len(s.notebook["cells"]) for s in staged.screened.values())
-    return settings.wall or 90 + settings.cell_timeout * (cells + 4)
+    """One submission's wall-clock limit (``tools.grading.settings.submission_limit``)."""
+    return submission_limit(settings)
+
+
+def overran(settings: Settings) -> str:
+    return (f"it ran longer than the time limit of a submission ({submission_limit(settings):.0f} s, "
+            "its runs together): scored 0")
 
 
 def complete(settings: Settings, staged: Staged) -> bool:
@@ -99,6 +105,7 @@ def grade_isolated(settings: Settings, staged: Staged) -> Outcome:
     (``staged.suspects``) goes to the probe at once.
     """
     start = time.monotonic()
+    deadline = start + wall_limit(settings, staged)
     extra: list[str] = []
     screened = staged.screened
     where = settings.work / "isolated" / f"{staged.student}-{staged.assignment}"
@@ -110,6 +117,10 @@ def grade_isolated(settings: Settings, staged: Staged) -> Outcome:
     for attempt in range(MAX_REPAIRS + 1):
         if not screened:
             break
+        if time.monotonic() >= deadline:
+            extra.append(overran(settings))
+            screened.clear()
+            break
         if not probe_first:
             write_stage(staged, where / "submitted")
             log = where / f"autograde-{attempt}.log"
@@ -120,7 +131,7 @@ def grade_isolated(settings: Settings, staged: Staged) -> Outcome:
                         settings, staged.assignment, where / "submitted", staged.student
                     ),
                     log,
-                    wall_limit(settings, staged),
+                    max(1.0, deadline - time.monotonic()),
                 )
                 if rc is None or "database is locked" not in log.read_text(errors="replace"):
                     break
@@ -134,11 +145,12 @@ def grade_isolated(settings: Settings, staged: Staged) -> Outcome:
         ):
             s = screened[name]
             found = probe(
-                s.probe,
+                s.notebook,
                 where / "probe" / name.replace(".ipynb", ""),
                 settings.cell_timeout,
                 settings.memory_mb,
                 grader_env(settings),
+                wall=max(1.0, deadline - time.monotonic()),
             )
             if found["status"] == "ok":
                 continue
@@ -164,11 +176,8 @@ def grade_isolated(settings: Settings, staged: Staged) -> Outcome:
             continue
         probe_first = False
         if not repaired:
-            extra.append(
-                "nbgrader could not grade it ("
-                + ("time limit of the submission reached" if rc is None else last_error(log))
-                + "): scored 0"
-            )
+            extra.append(overran(settings) if rc is None or time.monotonic() >= deadline else
+                         f"nbgrader could not grade it ({last_error(log)}): scored 0")
             screened.clear()
     if not graded and screened:
         extra.append(
@@ -239,6 +248,8 @@ def grade_batch(settings: Settings, batch: list[Staged], name: str, report) -> l
         last[0] = now
 
     run = start_nbgrader(settings, args, log)
+    since: dict = {}  # when nbgrader was first seen on each submission
+    over = None  # the submission that ran past its own limit (the batch is stopped for it)
     while run.wait(timeout=1.0) is None:
         if time.monotonic() - start > wall:
             run.kill()
@@ -247,9 +258,18 @@ def grade_batch(settings: Settings, batch: list[Staged], name: str, report) -> l
         for key in path_of.findall(log.read_text(errors="replace")):
             if key in by_key and key not in order:
                 order.append(key)
+                since[key] = time.monotonic()
         for key in order[:-1]:
             if key not in reported and complete(settings, by_key[key]):
                 done(key)
+        if order and time.monotonic() - since[order[-1]] > wall_limit(settings, by_key[order[-1]]):
+            over = order[-1]
+            run.kill()
+            break
+    if over is not None:  # its own time is up: it scores 0; the others are graded again
+        reported.add(over)
+        report(finish(settings, by_key[over], False, [overran(settings)],
+                      time.monotonic() - since[over]))
     text = log.read_text(errors="replace")
     for key in path_of.findall(text):
         if key in by_key and key not in order:

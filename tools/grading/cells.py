@@ -20,10 +20,11 @@ def cell_meta(cell: dict) -> dict:
 
 
 def cell_text(cell: dict) -> str:
-    source = cell.get("source", "")
+    """A cell's source as one string (a list of strings joined; anything else is no text)."""
+    source = cell.get("source", "") if isinstance(cell, dict) else ""
     if isinstance(source, list):
-        return "".join(str(part) for part in source)
-    return source if isinstance(source, str) else str(source)
+        return "".join(part for part in source if isinstance(part, str))
+    return source if isinstance(source, str) else ""
 
 
 def new_cell(cell_type: str, source: str, metadata: dict, cell_id: str):

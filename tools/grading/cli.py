@@ -155,13 +155,12 @@ def main(argv: list[str] | None = None) -> int:
         problem = sandbox.unusable()
         if problem:
             parser.error(problem)
-    if args.zip:
-        collect_zips(settings, [z.resolve() for z in args.zip], which)
+    archive_notes = collect_zips(settings, [z.resolve() for z in args.zip], which) if args.zip else {}
     with tempfile.TemporaryDirectory(prefix="memcourse-grading-") as work:
         settings.work = args.work.resolve() if args.work else Path(work)
         outcomes, skipped = grade_class(
             settings, which, args.student or None, args.jobs, args.isolate,
-            scheduler=args.scheduler,
+            scheduler=args.scheduler, archive_notes=archive_notes,
         )
         for line in skipped:
             print(f"skipped {line}")

@@ -1,8 +1,10 @@
 """Stage 6, feedback: the HTML feedback of every graded submission (``nbgrader
-generate_feedback``), without the hidden tests, a failing test showing its message only.
+generate_feedback``), without the hidden tests, a test cell showing its own message only,
+every page cleaned (``tools.grading.sanitize``: nothing a student wrote runs in the
+reader's browser, and the page reads the same without JavaScript).
 
 Depends on: ``tools.grading.outcome``, ``tools.grading.settings``,
-``tools.grading.cells``, ``tools.release.assignments``.
+``tools.grading.cells``, ``tools.grading.sanitize``, ``tools.release.assignments``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,17 @@ from pathlib import Path
 from tools.release import assignments as course
 from tools.grading.cells import cell_meta, read_nb
 from tools.grading.outcome import Outcome
-from tools.grading.settings import Settings
+from tools.grading.sanitize import clean_html, clean_notebook
+from tools.grading.settings import Settings, grader_env
+
+# nbgrader's feedback preprocessors (nbgrader_config.py), its ClearHiddenTests on the test
+# cells only (tools.grading.sandbox.VisibleTests): a student's cell that holds the marker
+# text must not stop the feedback
+PREPROCESSORS = json.dumps([
+    "nbgrader.preprocessors.GetGrades",
+    "tools.grading.sandbox.VisibleTests",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+])
 
 def feedback(settings: Settings, outcomes: list[Outcome], jobs: int = 2) -> list[str]:
     """Generate the feedback (HTML) of every graded submission, in ``jobs`` nbgrader processes.
@@ -53,10 +65,17 @@ def feedback(settings: Settings, outcomes: list[Outcome], jobs: int = 2) -> list
                 f"--student={student}",
                 f"--CourseDirectory.autograded_directory={share}",
                 f"--CourseDirectory.db_url={settings.db_url}",
+                f"--GenerateFeedback.preprocessors={PREPROCESSORS}",
             ],
             cwd=settings.root,
+            env=grader_env(settings),
         )
-        return result.returncode == 0
+        if result.returncode != 0:
+            return False
+        for who, assignment in pairs:
+            if who in group:
+                clean_pages(settings.root / "feedback" / who / assignment)
+        return True
 
     problems = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=parts) as pool:
@@ -71,26 +90,35 @@ def feedback(settings: Settings, outcomes: list[Outcome], jobs: int = 2) -> list
 
 
 def feedback_copy(autograded: Path, into: Path) -> None:
-    """A copy of an autograded folder for the feedback: a failing test shows its message only.
+    """The notebooks of an autograded folder for the feedback, cleaned; a test cell shows
+    its own message only.
 
-    The error of a test cell keeps its name and message ("AssertionError: q5: not the
-    right choice"), not its traceback, whose lines would show the hidden test that failed
-    (its expected value included).
+    A test cell keeps its error's name and message ("AssertionError: q5: not the right
+    choice"): not its traceback, whose lines could show the test, and not what the
+    student's code printed or displayed while it ran. The other files of the submission
+    are left out (the feedback is about the notebooks).
     """
     into.mkdir(parents=True, exist_ok=True)
-    for item in autograded.iterdir():
-        if not item.is_file():
+    for item in sorted(autograded.glob("*.ipynb")):
+        if item.is_symlink() or not item.is_file():
             continue
-        if item.suffix != ".ipynb":
-            shutil.copy(item, into / item.name)
-            continue
-        nb = read_nb(item)
+        nb = clean_notebook(read_nb(item))
         for cell in nb.get("cells", []):
             meta = cell_meta(cell)
             if not (meta.get("grade") and not meta.get("solution")):
                 continue
+            kept = []
             for output in cell.get("outputs", []):
                 if output.get("output_type") == "error":
                     message = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
-                    output["traceback"] = [message.rstrip(": ")]
+                    kept.append({**output, "traceback": [message.rstrip(": ")]})
+            cell["outputs"] = kept
         (into / item.name).write_text(json.dumps(nb, indent=1))
+
+
+def clean_pages(folder: Path) -> None:
+    """Every feedback page of ``folder`` through the sanitizer (``clean_html``)."""
+    for page in sorted(folder.glob("*.html")):
+        if page.is_symlink() or not page.is_file():
+            continue
+        page.write_text(clean_html(page.read_text(errors="replace")))

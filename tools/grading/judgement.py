@@ -7,8 +7,8 @@ run); reasons from the autograded notebooks (cells that overran or printed witho
 ``finish`` puts it together as an ``Outcome`` with its status.
 
 Depends on: ``tools.grading.outcome``, ``tools.grading.staging``,
-``tools.grading.settings``, ``tools.grading.cells``, ``tools.grading.recheck``,
-``tools.grading.gradebook``.
+``tools.grading.settings``, ``tools.grading.cells``, ``tools.grading.recheck``, ``tools.grading.hidden``,
+``tools.grading.gradebook``, ``tools.grading.sanitize`` (the autograded notebooks cleaned).
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ import os
 import shutil
 from pathlib import Path
 
-from tools.grading import gradebook, recheck
+from tools.grading import gradebook, hidden, recheck
 from tools.grading.cells import TRUNCATED, cell_meta, cell_text, read_nb
 from tools.grading.outcome import Outcome, status_of
+from tools.grading.sanitize import clean_notebook
 from tools.grading.settings import Settings
 from tools.grading.staging import Staged
 
@@ -77,10 +78,15 @@ def finish(
     autograded = settings.root / "autograded" / staged.student / staged.assignment
     overruled: list[str] = []
     if graded:
-        outcome.reasons += scan_autograded(autograded, settings.cell_timeout)
-        overruled = apply_judgement(settings, staged, autograded)
-        outcome.reasons += overruled
-    else:
+        try:
+            outcome.reasons += scan_autograded(autograded, settings.cell_timeout)
+            overruled = apply_judgement(settings, staged, autograded)
+            outcome.reasons += overruled
+        except Exception as exc:  # noqa: BLE001 - this submission's, never the batch's
+            outcome.reasons.append(
+                f"the grader could not check it ({type(exc).__name__}: {str(exc)[:200]}): scored 0")
+            graded = False
+    if not graded:
         shutil.rmtree(autograded, ignore_errors=True)
         record_zero(settings, staged.assignment, staged.student)
     found = scores(settings, staged.assignment, staged.student)
@@ -105,12 +111,15 @@ def _rewrite(path: Path, nb: dict) -> None:
 
 
 def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> list[str]:
-    """The grader's own check of each test cell (``tools.grading.recheck``); withdraw what it fails.
+    """The grader's own check of each test cell (``tools.grading.recheck``); withdraw what
+    it does not pass.
 
-    A test cell nbgrader gave points to but the grader's re-run fails scores 0 (in the
-    gradebook), and its cell in the autograded notebook gets the grader's error, so the
-    feedback says why. The export cells are removed from the autograded notebooks.
-    Returns the reasons (one per withdrawn test).
+    A test cell nbgrader gave points to (its visible part passed in the kernel) keeps
+    them only if the whole cell passes in the grader's check; one that fails, raises, or
+    whose notebook's check did not finish in its limit scores 0 (in the gradebook), and
+    its cell in the autograded notebook gets the grader's error, so the feedback says why.
+    The export cells are removed from the autograded notebooks, which are cleaned
+    (``tools.grading.sanitize``: Formgrader shows them). Returns the reasons.
     """
     from nbgrader.api import MissingEntry
 
@@ -121,39 +130,47 @@ def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> lis
         if not path.exists():
             continue
         nb = read_nb(path)
-        exports, calls = recheck.read_exports(nb)
         source = staged.sources.get(name)
-        verdicts = (
-            recheck.judge_apart(source, exports, calls, memory_mb=settings.memory_mb)
-            if source
-            else recheck.Judgement(problem="no source")
-        )
-        if verdicts.problem:
-            reasons.append(f"{name}: not checked by the grader ({verdicts.problem})")
+        if source:
+            verdicts = recheck.judge_apart(
+                source, recheck.read_exports(nb), staged.splits.get(name) or hidden.Split(),
+                memory_mb=settings.memory_mb)
+        else:
+            verdicts = recheck.Judgement(problem="the grader has no source of it")
         for cell in nb.get("cells", []):
             gid = cell_meta(cell).get("grade_id")
+            if not hidden.is_test(cell):
+                continue
             verdict = verdicts.verdicts.get(gid)
-            if not verdict or verdict.passed is not False:
+            if verdict is not None and verdict.passed:
                 continue
             outputs = cell.setdefault("outputs", [])
             if any(o.get("output_type") == "error" for o in outputs):
                 continue  # failed in the kernel too: nbgrader gave it nothing
-            ename, _, evalue = verdict.message.partition(": ")
+            if verdict is not None:
+                message = verdict.message
+                reasons.append(
+                    f"{name}: {gid} passed in the student's kernel but not when the grader "
+                    "checked the answers: its points were withdrawn"
+                )
+            else:
+                message = f"RuntimeError: not checked by the grader ({verdicts.problem or 'no verdict'})"
+                reasons.append(
+                    f"{name}: {gid} was not checked by the grader "
+                    f"({verdicts.problem or 'no verdict'}): its points were withdrawn"
+                )
+            ename, _, evalue = message.partition(": ")
             outputs.append(
                 {
                     "output_type": "error",
                     "ename": ename,
                     "evalue": evalue,
-                    "traceback": [f"{verdict.message} (checked by the grader)"],
+                    "traceback": [f"{message} (checked by the grader)"],
                 }
             )
             withdrawn.append((name, gid))
-            reasons.append(
-                f"{name}: {gid} passed in the student's kernel but not when the grader "
-                "checked the answers: its points were withdrawn"
-            )
         nb["cells"] = [c for c in nb.get("cells", []) if not recheck.grader_cell(c)]
-        _rewrite(path, nb)
+        _rewrite(path, clean_notebook(nb))  # Formgrader shows it to the instructor
     if withdrawn:
         with gradebook.opened(settings.db_url) as gb:
             for name, gid in withdrawn:

@@ -8,6 +8,7 @@ each outcome's gradebook rows are recorded for the final check (``tools.grading.
 Depends on: ``tools.grading.cluster``, ``tools.grading.collect``, ``tools.grading.staging``,
 ``tools.grading.judgement``, ``tools.grading.outcome``, ``tools.grading.settings``,
 ``tools.grading.cells``, ``tools.grading.gradebook``, ``tools.grading.gradebook_guard``,
+``tools.grading.hidden`` (the calls of the hidden tests, found once per notebook),
 ``tools.release.assignments`` (``tools.grading.sandbox`` to check it can run).
 """
 
@@ -18,13 +19,13 @@ import threading
 from pathlib import Path
 
 from tools.release import assignments as course
-from tools.grading import cluster, gradebook, gradebook_guard
+from tools.grading import cluster, gradebook, gradebook_guard, hidden
 from tools.grading.cells import read_nb
 from tools.grading.collect import submissions
 from tools.grading.judgement import finish
 from tools.grading.outcome import Outcome
 from tools.grading.settings import Settings
-from tools.grading.staging import stage
+from tools.grading.staging import Staged, stage
 
 def prepare_gradebook(settings: Settings, which: list[str], release_dir: Path) -> None:
     """Record the assignments (notebooks, graded cells, points) in the gradebook.
@@ -51,6 +52,18 @@ def prepare_gradebook(settings: Settings, which: list[str], release_dir: Path) -
             )
 
 
+def _stage_guarded(settings: Settings, assignment: str, student: str, sources, releases,
+                   splits) -> Staged:
+    """``stage``, and whatever goes wrong in it is this submission's reason, not the class's."""
+    try:
+        return stage(settings, assignment, student, sources, releases, splits)
+    except Exception as exc:  # noqa: BLE001 - a submission nothing could read scores 0
+        folder = settings.submitted / student / assignment
+        why = f"{type(exc).__name__}: {str(exc)[:200]}"
+        return Staged(assignment, student, folder, {}, [
+            f"the grader could not screen it ({why}): scored 0"], True, sources=sources)
+
+
 def _say(line: str) -> None:
     print(line, flush=True)
 
@@ -63,6 +76,7 @@ def grade_class(
     isolate: bool = False,
     progress=_say,
     scheduler: str | None = None,
+    archive_notes: dict[str, list[str]] | None = None,
 ) -> tuple[list[Outcome], list[str]]:
     """Grade every submission of ``which``; return the outcomes and the folders left out.
 
@@ -71,7 +85,9 @@ def grade_class(
     (``tools.grading.cluster``: ``jobs`` local worker processes, or the workers of
     ``scheduler``); a submission nbgrader fails on is then graded again on its own
     (``grade_isolated``). With ``isolate`` every submission gets its own process from
-    the start.
+    the start. ``archive_notes``: the members of class archives that were refused, by
+    student (``tools.grading.collect.collect_zips``), given as reasons of that student's
+    submissions; those of no student graded here get a report line of their own.
     """
     if settings.sandbox != "off":
         from tools.grading import sandbox
@@ -91,6 +107,11 @@ def grade_class(
         )
         for line in skipped
     ]
+    notes = dict(archive_notes or {})
+    graded_students = {s for _, s in pairs}
+    lost = [r for who, rs in sorted(notes.items()) if who not in graded_students for r in rs]
+    if lost:
+        odd.append(Outcome("(class archive)", which[0], status="skipped", reasons=lost))
     if not pairs:
         return odd, skipped
     graded_assignments = sorted({a for a, _ in pairs}, key=which.index)
@@ -98,6 +119,14 @@ def grade_class(
         a: {p.name: read_nb(p) for p in course.notebooks(settings.root, a)}
         for a in graded_assignments
     }
+    splits = {a: {name: hidden.discover_apart(nb) for name, nb in sources[a].items()}
+              for a in graded_assignments}
+    unsplit = [f"solutions/{a}/{name}: {p}" for a in graded_assignments
+               for name, split in sorted(splits[a].items()) for p in split.problems]
+    if unsplit:
+        raise SystemExit(
+            "the grader cannot keep these hidden tests out of the students' kernels "
+            "(CONTRIBUTING.md says how a hidden test is written):\n  " + "\n  ".join(unsplit))
     outcomes: list[Outcome] = list(odd)
     lock = threading.Lock()
     width = len(str(len(pairs)))
@@ -138,12 +167,26 @@ def grade_class(
             f"grading {len(pairs)} submission(s) of {len(graded_assignments)} assignment(s), "
             f"{jobs} at a time, {settings.cell_timeout} s per cell"
         )
-        staged = [stage(settings, a, s, sources[a], releases[a]) for a, s in pairs]
+        staged = [_stage_guarded(settings, a, s, sources[a], releases[a], splits[a])
+                  for a, s in pairs]
+        for s in staged:
+            s.reasons += [
+                note for note in notes.get(s.student, [])
+                if f"/{s.assignment}/" in note or not any(f"/{a}/" in note for a in which)
+            ]
         runnable = [s for s in staged if s.screened]
         for s in staged:
             if not s.screened:  # nothing nbgrader can run
-                report(finish(settings, s, False, [], 0.0))
-        cluster.grade(settings, runnable, jobs, isolate, report, scheduler, progress)
+                try:
+                    report(finish(settings, s, False, [], 0.0))
+                except Exception as exc:  # noqa: BLE001 - one submission stops no one
+                    report(cluster.failed_outcome(settings, s, exc))
+        try:
+            cluster.grade(settings, runnable, jobs, isolate, report, scheduler, progress)
+        finally:
+            from tools.grading import sandbox
+
+            sandbox.remove_boxes(settings.boxes)
         if own_work:
             settings.work = None
         settings.boxes = None

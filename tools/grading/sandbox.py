@@ -4,9 +4,10 @@ nbgrader (and the probe of ``tools.grading.repair``) start every kernel through
 ``SandboxKernelManager``: the kernel runs under ``bwrap`` with
 
 * its **own private folder** (a fresh temporary folder outside the course, holding a copy
-  of the submission's files but no notebook: the notebook being graded reaches the kernel
-  cell by cell, and the autograded ones hold the hidden tests), removed when the kernel
-  stops;
+  of the submission's regular files but no notebook: the notebook being graded reaches
+  the kernel cell by cell), removed when the kernel stops; as root it is a tmpfs of
+  ``MEMCOURSE_SANDBOX_DISK_MB`` (512 MB), and the sandbox's ``/tmp`` is a tmpfs of that
+  size too, so that no kernel can fill the machine's disk;
 * the course environment **read-only**: the system (``/usr``), the Python installation and
   its virtual environment, and ``memkit`` (bound at ``/opt/memcourse/memkit``). Nothing
   else of the machine is there: not the course root (solutions, gradebook, other
@@ -46,7 +47,8 @@ or ``off``), ``MEMCOURSE_SANDBOX_MEMKIT`` (the memkit package folder),
 file where each kernel's lifetime is appended).
 
 Stage: the kernels of nbgrader and of the probe (``tools.grading.repair``), loaded by
-name. Depends on nothing of the course.
+name. Depends on: ``tools.grading.student_files`` (the submission's files copied into the
+box without following a link).
 """
 
 from __future__ import annotations
@@ -67,8 +69,10 @@ from queue import Empty
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
-from nbgrader.preprocessors import Execute
+from nbgrader.preprocessors import ClearHiddenTests, Execute
 from traitlets import DottedObjectName, Enum, Type
+
+from tools.grading import student_files as files
 
 BASE_UID = 61000
 UIDS = 2000
@@ -203,7 +207,7 @@ def command(
         key=lambda p: p.count("/"),
     )
     args += _system_binds()
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    args += ["--proc", "/proc", "--dev", "/dev", "--size", str(disk_mb() << 20), "--tmpfs", "/tmp"]
     for folder in above:
         args += ["--perms", "0755", "--dir", folder]
     for src, dest in binds:
@@ -232,6 +236,8 @@ def make_box(source: Path | None, uid: int | None, parent: str | None = None) ->
     """A private folder: ``work/`` (a copy of the files of ``source``, notebooks left out),
     ``home/`` and ``ipc/``; owned by the sandbox user, closed to everyone else."""
     box = Path(tempfile.mkdtemp(prefix="mcbox-", dir=parent))
+    if privileged():
+        _mount_tmpfs(box, disk_mb())
     for sub in ("work", "home", "ipc"):
         (box / sub).mkdir()
     if uid is not None:
@@ -242,16 +248,56 @@ def make_box(source: Path | None, uid: int | None, parent: str | None = None) ->
     return box
 
 
+def disk_mb() -> int:
+    """MB a kernel may write in its private folder (and, apart, in its /tmp)."""
+    return int(os.environ.get("MEMCOURSE_SANDBOX_DISK_MB", "512"))
+
+
+def _libc():
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _mount_tmpfs(folder: Path, size_mb: int) -> None:
+    """Mount a tmpfs of ``size_mb`` on ``folder`` (as root): a full box fills no disk."""
+    import ctypes
+
+    flags = 0x2 | 0x4  # MS_NOSUID | MS_NODEV
+    options = f"size={size_mb}m,mode=0700".encode()
+    if _libc().mount(b"tmpfs", str(folder).encode(), b"tmpfs", flags, options) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"cannot mount the private folder's tmpfs: {os.strerror(errno)}")
+
+
+def remove_box(box: Path) -> None:
+    """Remove a private folder (its tmpfs unmounted first, when it has one)."""
+    if os.path.ismount(box):
+        _libc().umount2(str(box).encode(), 2)  # MNT_DETACH: gone once nothing uses it
+    shutil.rmtree(box, ignore_errors=True)
+
+
+def remove_boxes(parent: Path) -> None:
+    """Remove every private folder left in ``parent`` (a kernel killed before its clean-up
+    leaves its box, and as root its tmpfs, behind)."""
+    for name, _ in files.entries(parent):
+        if name.startswith("mcbox-"):
+            remove_box(parent / name)
+
+
 def fill_box(box: Path, source: Path | None, uid: int | None) -> None:
     """Copy the files of ``source`` (notebooks left out) into ``box/work``, owned by ``uid``."""
-    if not source or not Path(source).is_dir():
+    if not source or files.kind(Path(source)) != "dir":
         return
-    for item in Path(source).iterdir():
-        if item.is_file() and not item.is_symlink() and item.suffix != ".ipynb":
-            copy = box / "work" / item.name
-            shutil.copy(item, copy)
-            if uid is not None:
-                os.chown(copy, uid, uid, follow_symlinks=False)
+    total = 0
+    for name, what in files.entries(Path(source))[: files.MAX_FILES * 2]:
+        if what != "file" or name.endswith(".ipynb"):
+            continue  # a link or a special file is never followed into the box
+        try:
+            total += files.copy_bounded(Path(source) / name, box / "work" / name,
+                                        min(files.MAX_FILE, files.MAX_FILES_TOTAL - total), uid)
+        except OSError:
+            continue
 
 
 class SandboxKernelClient(AsyncKernelClient):
@@ -383,7 +429,7 @@ class SandboxKernelManager(AsyncKernelManager):
                     )
                     + "\n"
                 )
-        shutil.rmtree(self._box, ignore_errors=True)
+        remove_box(self._box)
         self._box = None
 
 
@@ -450,7 +496,7 @@ class _Spare:
         except OSError:
             pass
         self.process.wait()
-        shutil.rmtree(self.km._box, ignore_errors=True)
+        remove_box(self.km._box)
 
 
 _spare: _Spare | None = None
@@ -499,6 +545,33 @@ class SandboxExecute(Execute):
         if os.environ.get("MEMCOURSE_SANDBOX", "bwrap") != "off":
             kwargs["kernel_manager_class"] = SpareKernelManager
         super().__init__(*args, **kwargs)
+
+
+class VisibleTests(ClearHiddenTests):
+    """nbgrader's ``ClearHiddenTests`` on the test cells only (a student's own cell that
+    happens to hold the marker text is the student's, left as written)."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution"):
+            return super().preprocess_cell(cell, resources, cell_index)
+        return cell, resources
+
+
+def sanitize_preprocessors() -> str:
+    """The value of ``--Autograde.sanitize_preprocessors``: nbgrader's, with its own
+    ``ClearHiddenTests`` (``VisibleTests``) after ``OverwriteCells`` (which puts the gradebook's test cells
+    back, hidden tests in): the kernel runs the visible part of each test only, and the
+    grader runs the whole cell in its own process (``tools.grading.recheck``)."""
+    names = [
+        "nbgrader.preprocessors.ClearOutput",
+        "nbgrader.preprocessors.DeduplicateIds",
+        "nbgrader.preprocessors.OverwriteKernelspec",
+        "nbgrader.preprocessors.OverwriteCells",
+        "tools.grading.sandbox.VisibleTests",
+        "nbgrader.preprocessors.CheckCellMetadata",
+    ]
+    return json.dumps(names)
 
 
 def autograde_preprocessors() -> str:

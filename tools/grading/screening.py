@@ -1,13 +1,16 @@
 """Stage 1, screening: a submitted notebook checked against its source before nbgrader sees it.
 
-The rules: a file that is not a notebook is rejected (scored 0); locked cells that were
-deleted, copied, retyped or edited are put back as released; a deleted answer cell comes
-back as its stub; cells the student added are kept after the graded cell they followed;
-graded cells go back in the release's order. Each test cell gets the grader's export
-cells around it (``tools.grading.recheck``: the answers it reads and the calls it makes, printed
-as plain data). Every change is given as a reason.
+The rules: a file that is not a notebook is rejected (scored 0): not JSON, nested too
+deep, not a dict with a list of cells, an old format with a field of the wrong type;
+locked cells that were deleted, copied, retyped or edited are put back as released; a
+deleted answer cell comes back as its stub; cells the student added are kept after the
+graded cell they followed; graded cells go back in the release's order. Each test cell
+keeps its visible part only (the release's) and gets the grader's export cell before it
+(``tools.grading.recheck``: the answers the whole test reads and the results of the
+student's functions on the test's inputs, printed as plain data). Every change is given
+as a reason.
 
-Depends on: ``tools.grading.cells``, ``tools.grading.recheck``.
+Depends on: ``tools.grading.cells``, ``tools.grading.hidden``, ``tools.grading.recheck``.
 """
 
 from __future__ import annotations
@@ -18,49 +21,57 @@ from dataclasses import dataclass, field
 
 import nbformat
 
-from tools.grading import recheck
+from tools.grading import hidden, recheck
 from tools.grading.cells import cell_meta, cell_text, new_cell
 
 @dataclass
 class Screened:
     """A submitted notebook after screening.
 
-    ``notebook`` is what nbgrader grades (locked cells as released) and ``probe`` the
-    same with the locked cells of the source (hidden tests in), which is what nbgrader
-    executes. Both are None when the notebook is rejected.
+    ``notebook`` is what nbgrader grades and its kernel runs (locked cells as released,
+    so test cells without their hidden part); None when the notebook is rejected.
     """
 
     notebook: dict | None
-    probe: dict | None
     reasons: list[str] = field(default_factory=list)
     rejected: bool = False
     graded_ids: list[str | None] = field(default_factory=list)  # grade id per cell, None if plain
 
 
-def screen(text: str, source: dict, release: dict) -> Screened:
-    """Check a submitted notebook (its file text) against its source and release; repair it."""
+def parse_notebook(text: str) -> tuple[dict | None, list[str]]:
+    """The JSON of a submitted notebook and what was done to it, or None and why it is
+    not a notebook. (``json`` bounds its own recursion: a nesting too deep is refused.)"""
     try:
         data = json.loads(text)
+    except RecursionError:
+        return None, ["not a notebook (nested deeper than any notebook is): scored 0"]
     except ValueError as exc:
         where = f", line {exc.lineno}" if hasattr(exc, "lineno") else ""
-        return Screened(
-            None, None, [f"not valid JSON ({getattr(exc, 'msg', exc)}{where}): scored 0"], True
-        )
-    upgraded = []
-    if isinstance(data, dict) and "worksheets" in data and data.get("nbformat", 3) < 4:
+        return None, [f"not valid JSON ({getattr(exc, 'msg', exc)}{where}): scored 0"]
+    notes = []
+    if isinstance(data, dict) and "worksheets" in data and "cells" not in data:
         old = data.get("nbformat", 3)
+        if type(old) is not int or old >= 4:
+            return None, ["not a notebook (worksheets with no usable nbformat number): scored 0"]
         try:
             data = json.loads(json.dumps(nbformat.convert(nbformat.from_dict(data), 4)))
-            upgraded = [f"an nbformat {old} notebook: upgraded to nbformat 4"]
-        except Exception as exc:  # a broken old notebook
-            return Screened(
-                None,
-                None,
-                [f"not a notebook (an old format nbformat cannot read: {exc}): scored 0"],
-                True,
-            )
+        except Exception as exc:  # noqa: BLE001 - a broken old notebook
+            return None, [f"not a notebook (an old format nbformat cannot read: {str(exc)[:200]}): scored 0"]
+        notes.append(f"an nbformat {old} notebook: upgraded to nbformat 4")
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
-        return Screened(None, None, ["not a notebook (no list of cells): scored 0"], True)
+        return None, ["not a notebook (no list of cells): scored 0"]
+    return data, notes
+
+
+def screen(text: str, source: dict, release: dict, split: hidden.Split | None = None) -> Screened:
+    """Check a submitted notebook (its file text) against its source and release; repair it.
+
+    ``split``: the calls of the source's tests (``tools.grading.hidden.discover``).
+    """
+    data, upgraded = parse_notebook(text)
+    if data is None:
+        return Screened(None, upgraded, True)
+    split = split or hidden.Split()
 
     released = [c for c in release["cells"] if cell_meta(c).get("grade_id")]
     known = {cell_meta(c)["grade_id"]: c for c in released}
@@ -132,13 +143,10 @@ def screen(text: str, source: dict, release: dict) -> Screened:
     if [g for g in seen_order] != [g for g in order if g in occurrences]:
         reasons.append("graded cells were out of order: put back in the order of the release")
 
-    graded, probe, ids = [], [], []
+    graded, ids = [], []
 
-    def emit(cell_type, text_, metadata, cell_id, gid, probe_text=None):
+    def emit(cell_type, text_, metadata, cell_id, gid):
         graded.append(new_cell(cell_type, text_, metadata, cell_id))
-        probe.append(
-            new_cell(cell_type, text_ if probe_text is None else probe_text, metadata, cell_id)
-        )
         ids.append(gid)
 
     counter = iter(range(1, 1_000_000))
@@ -148,51 +156,26 @@ def screen(text: str, source: dict, release: dict) -> Screened:
             emit(ctype, text_, {}, f"student-{next(counter)}", None)
 
     # the grader's exporter first, then each graded test cell preceded by its export cell
-    # (tools.grading.recheck: the answers the test reads, printed as plain data)
-    locked_names = set()
-    for c in source["cells"]:
-        m = cell_meta(c)
-        if m.get("locked") or (m.get("grade") and not m.get("solution")):
-            locked_names |= recheck.names_bound(cell_text(c))
-    functions = recheck.callable_names(source)
+    # (tools.grading.recheck: the answers the test reads and the calls it makes)
     emit("code", recheck.EXPORTER, {}, f"{recheck.EXPORT_ID}-def", None)
     emit_extras(None)
     for gid in order:
         rc = known[gid]
         metadata = json.loads(json.dumps(rc.get("metadata", {})))
         cell_id = rc.get("id") or gid
-        is_test = (
-            cell_meta(rc).get("grade")
-            and not cell_meta(rc).get("solution")
-            and rc["cell_type"] == "code"
-        )
-        if is_test:
-            needed = recheck.names_read(source_text.get(gid, cell_text(rc))) - locked_names
-            source = recheck.export_cell_source(
-                sorted(needed - functions), sorted(needed & functions)
-            )
-            emit("code", source, {}, f"{recheck.EXPORT_ID}-{gid}", None)
+        if cell_meta(rc).get("grade") and not cell_meta(rc).get("solution") and rc["cell_type"] == "code":
+            names, _ = hidden.exported_names(source, source_text.get(gid, cell_text(rc)))
+            emit("code", recheck.export_cell_source(names, split.calls.get(gid, [])), {},
+                 f"{recheck.EXPORT_ID}-{gid}", None)
         if gid in answers:
             found = occurrences.get(gid) or [(rc["cell_type"], cell_text(rc))]
             for ctype, text_ in found[:-1]:
                 emit(ctype, text_, {}, f"student-{next(counter)}", None)
             emit(rc["cell_type"], found[-1][1], metadata, cell_id, gid)
         else:
-            emit(
-                rc["cell_type"],
-                cell_text(rc),
-                metadata,
-                cell_id,
-                gid,
-                source_text.get(gid, cell_text(rc)),
-            )
-        if is_test:
-            emit("code", recheck.CALLS_SOURCE, {}, f"{recheck.CALLS_ID}-{gid}", None)
+            emit(rc["cell_type"], cell_text(rc), metadata, cell_id, gid)
         emit_extras(gid)
 
-    def notebook(cells):
-        nb = nbformat.v4.new_notebook(cells=cells)
-        nb.metadata = json.loads(json.dumps(release.get("metadata", {})))
-        return nb
-
-    return Screened(notebook(graded), notebook(probe), reasons, False, ids)
+    nb = nbformat.v4.new_notebook(cells=graded)
+    nb.metadata = json.loads(json.dumps(release.get("metadata", {})))
+    return Screened(nb, reasons, False, ids)

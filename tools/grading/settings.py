@@ -21,12 +21,19 @@ class Settings:
     submitted: Path
     db_url: str
     cell_timeout: int = DEFAULT_CELL_TIMEOUT
-    wall: float | None = None  # per submission; None: from the number of cells
+    wall: float | None = None  # seconds per submission; None: ``submission_limit``
     memory_mb: int = 4096
     work: Path | None = None  # staging area (a temporary directory by default)
     sandbox: str = "bwrap"  # "bwrap": every kernel in the sandbox (tools.grading.sandbox); "off"
     ledger: dict = field(default_factory=dict)  # the gradebook rows as the grader left them
     boxes: Path | None = None  # where the sandboxes' private folders go (removed at the end)
+
+
+def submission_limit(settings: Settings) -> float:
+    """The wall-clock seconds one submission may take, all its runs together: ``--timeout``,
+    or six cells' time limits and two minutes (an honest one takes seconds). It does not
+    grow with the cells a student adds."""
+    return float(settings.wall or 120 + 6 * settings.cell_timeout)
 
 
 def grader_env(settings: Settings, times: Path | None = None) -> dict:

@@ -2,8 +2,13 @@
 
 ``stage`` screens every notebook of a submission (``tools.grading.screening``) and notes
 what is missing or extra; ``write_stage`` writes the result as nbgrader's submitted tree.
+Nothing of the submission is followed or read whole (``tools.grading.student_files``): a
+notebook that is a link or a special file is rejected, another file that is one is left
+out (each with its reason), and only regular files within their size limits are read or
+copied.
 
-Depends on: ``tools.grading.screening``, ``tools.grading.settings``.
+Depends on: ``tools.grading.screening``, ``tools.grading.student_files``,
+``tools.grading.settings``.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from pathlib import Path
 
 import nbformat
 
+from tools.grading import student_files as files
 from tools.grading.screening import Screened, screen
 from tools.grading.settings import Settings
 
@@ -32,30 +38,66 @@ class Staged:
     batch_error: str = ""  # nbgrader's error when a batch failed on it
     sources: dict = field(default_factory=dict)  # the source notebook of each name
     screen_seconds: float = 0.0
+    files: list[str] = field(default_factory=list)  # its other regular files, copied for it
+    splits: dict = field(default_factory=dict)  # the calls of each source's tests (hidden)
 
 
 def stage(
-    settings: Settings, assignment: str, student: str, sources: dict, releases: dict
+    settings: Settings, assignment: str, student: str, sources: dict, releases: dict,
+    splits: dict | None = None,
 ) -> Staged:
-    """Screen the notebooks of one submission (``screen``); note what is missing or extra."""
+    """Screen the notebooks of one submission (``screen``); note what is missing or extra.
+
+    ``splits``: the calls of each source notebook's tests (``tools.grading.hidden``)."""
     started = time.monotonic()
     folder = settings.submitted / student / assignment
     reasons: list[str] = []
     screened: dict[str, Screened] = {}
-    present = {p.name for p in folder.glob("*.ipynb")}
+    listing = dict(files.entries(folder))
+    present = {name for name in listing if name.endswith(".ipynb")}
     for name in sorted(sources):
         if name not in present:
             reasons.append(f"{name}: not handed in: scored 0")
             continue
-        raw = (folder / name).read_bytes().decode("utf-8", errors="replace")
-        result = screen(raw, sources[name], releases[name])
+        try:
+            raw = files.read_bounded(folder / name, files.MAX_NOTEBOOK)
+        except files.Refused as exc:
+            reasons.append(f"{name}: not a notebook ({exc}): scored 0")
+            continue
+        except OSError as exc:
+            reasons.append(f"{name}: not a notebook (it cannot be read: {exc.strerror}): scored 0")
+            continue
+        try:
+            result = screen(raw.decode("utf-8", errors="replace"), sources[name],
+                            releases[name], (splits or {}).get(name))
+        except Exception as exc:  # noqa: BLE001 - whatever it holds, it is this notebook's
+            reasons.append(f"{name}: not a notebook (it cannot be screened: "
+                           f"{type(exc).__name__}): scored 0")
+            continue
         reasons += [f"{name}: {r}" for r in result.reasons]
         if not result.rejected:
             screened[name] = result
     for extra in sorted(present - set(sources)):
         reasons.append(f"{extra}: not a notebook of {assignment}: ignored")
+    kept, total = [], 0
+    for name, what in sorted(listing.items()):
+        if name.endswith(".ipynb") or what == "dir":
+            continue
+        if what != "file":
+            reasons.append(f"{name}: {files.refusal(what)}: left out")
+            continue
+        try:
+            size = (folder / name).lstat().st_size
+        except OSError:
+            continue
+        if size > files.MAX_FILE or total + size > files.MAX_FILES_TOTAL or len(kept) >= files.MAX_FILES:
+            reasons.append(f"{name}: over the size or count limit of a submission's files: left out")
+            continue
+        kept.append(name)
+        total += size
     staged = Staged(
-        assignment, student, folder, screened, reasons, bool(screened), sources=sources
+        assignment, student, folder, screened, reasons, bool(screened), sources=sources,
+        files=kept, splits=dict(splits or {}),
     )
     staged.screen_seconds = time.monotonic() - started
     return staged
@@ -66,8 +108,10 @@ def write_stage(staged: Staged, into: Path) -> None:
     target = into / staged.student / staged.assignment
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
-    for item in staged.folder.iterdir():
-        if item.is_file() and item.suffix != ".ipynb":
-            shutil.copy(item, target / item.name)
+    for name in staged.files:  # regular files when staged: copied only if they still are
+        try:
+            files.copy_bounded(staged.folder / name, target / name, files.MAX_FILE)
+        except OSError:
+            pass
     for name, s in staged.screened.items():
         nbformat.write(nbformat.from_dict(s.notebook), target / name)

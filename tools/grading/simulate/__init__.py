@@ -5,7 +5,9 @@
 ==============  ===============================================================
 ``answers``     the honest students: answers filled in, the points they earn
 ``trouble``     broken files and answers that misbehave (``ZOO``)
-``attacks``     submissions that attack the grader (``ATTACKS``)
+``attacks``     submissions that attack the grader (``ATTACKS``, issue 16)
+``attacks_files`` the second round (``ATTACKS_25``): links, special files, JSON bombs,
+                the check flooded, the tests read, scripts, time and disk
 ``classroom``   a class of them written as nbgrader's submitted/ tree or a zip
 ==============  ===============================================================
 

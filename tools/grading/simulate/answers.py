@@ -4,7 +4,7 @@ An answer is the solution cell without nbgrader's markers; a question is an answ
 with the test cells after it; a later question that reads a name only an earlier answer
 defines depends on it, so a blank earlier answer costs the later one its points too.
 
-Depends on: ``tools.grading.cells``.
+Depends on: ``tools.grading.cells``, ``tools.grading.hidden``.
 """
 
 from __future__ import annotations
@@ -14,16 +14,7 @@ import copy
 from dataclasses import dataclass, field
 
 from tools.grading.cells import cell_meta, cell_text
-
-_MARKER_LINES = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN MARK SCHEME", "END MARK SCHEME")
-
-
-def answer_text(source_cell: dict) -> str:
-    """What a student who knows the answer writes: the source cell without nbgrader's markers."""
-    lines = cell_text(source_cell).splitlines()
-    return "\n".join(line for line in lines if not any(m in line for m in _MARKER_LINES)).strip(
-        "\n"
-    )
+from tools.grading.hidden import solution_text as answer_text  # the solution without markers
 
 
 @dataclass

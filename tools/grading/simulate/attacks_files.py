@@ -1,0 +1,178 @@
+"""The second round of hostile students (issue 25): links, special files, JSON bombs, a
+kernel that reads the tests or floods the check, scripts for the feedback, time and disk.
+
+``ATTACKS_25`` names each attack; ``place(kind, folder, ...)`` writes the submission of one
+into ``folder`` (``<submitted>/<student>/<assignment>``) and returns the most it may
+score (None: no more than the ``wrong`` control of ``tools.grading.simulate.attacks``)
+and the reason the report must give (a part of it; None: none asked).
+
+Depends on: ``tools.grading.simulate.answers``, ``tools.grading.simulate.attacks``,
+``tools.grading.cells``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+
+from tools.grading.cells import cell_text
+from tools.grading.simulate.answers import index_of, questions, student_notebook
+from tools.grading.simulate.attacks import attacked
+
+ATTACKS_25 = {
+    "link-files": "data.txt and other files are links to the solution, /etc/shadow and the gradebook",
+    "link-notebook": "the notebook is a link to a classmate's notebook",
+    "link-folder": "the assignment folder is a link to a classmate's folder",
+    "fifo-notebook": "the notebook is a FIFO (a read that never returns)",
+    "zero-notebook": "the notebook is a link to /dev/zero (a read without end)",
+    "deep-json": "the notebook is '[' * 100000 (nested without end)",
+    "bad-nbformat": 'the notebook is {"worksheets": [], "nbformat": "3"}',
+    "deep-export": "blank answers; the kernel's export prints a line nested 50,000 deep",
+    "colliding-set": "blank answers; the kernel's export says every answer is a set of "
+    "multiples of 2**61 - 1 (they all hash alike)",
+    "hidden-reader": "wrong answers; an input transformer reads every cell the kernel runs, "
+    "looking for the hidden tests and their expected values",
+    "feedback-script": "full answers, with scripts in a markdown cell, an HTML output and a "
+    "printed line, for whoever opens the feedback",
+    "slow-cells": "full answers, then 30 cells that each sleep just under the cell limit",
+    "disk-filler": "full answers, with a cell that writes 4 x 50 MB into its folder",
+}
+SAW_HIDDEN = "SAW-HIDDEN-TESTS"
+MARK = "PWNED-BY-SCRIPT"
+
+
+def _notebook(source: dict, release: dict, answered: bool = True) -> dict:
+    every = {q.answer_id for q in questions(source)} if answered else set()
+    return copy.deepcopy(student_notebook(source, release, every))
+
+
+def _first_answer(nb: dict, source: dict) -> dict:
+    first = next(q for q in questions(source) if q.code)
+    return nb["cells"][index_of(nb, first.answer_id)]
+
+
+def _append(cell: dict, code: str) -> None:
+    """Put ``code`` at the top of an answer cell (so it runs before a blank answer raises)."""
+    cell["source"] = code.strip("\n") + "\n" + cell_text(cell)
+
+
+_DEEP_EXPORT = r'''
+def __memcourse_export__(names, calls):
+    print("MEMCOURSE-ANSWERS " + "[" * 50000 + "]" * 50000)
+'''
+
+_COLLIDING = r'''
+def __memcourse_export__(names, calls):
+    import json
+    same = [{"t": "int", "v": str(k * (2**61 - 1))} for k in range(1, 60001)]
+    values = {n: {"t": "set", "v": same} for n in names}
+    print("MEMCOURSE-ANSWERS " + json.dumps({"values": values, "calls": []}))
+'''
+
+_READER = r'''
+def __memcourse_reader(lines):
+    text = "".join(lines)
+    if "BEGIN HIDDEN TESTS" in text or "_near(" in text or "not right" in text:
+        print("%s")
+    return lines
+get_ipython().input_transformers_post.append(__memcourse_reader)
+''' % SAW_HIDDEN
+
+_SCRIPTS = r'''
+from IPython.display import HTML, display
+display(HTML("<b>html output</b><script>document.title = '%s'</script>"
+             "<img src=x onerror=\"document.title = '%s'\">"))
+print("<script>document.title = '%s'</script>")
+''' % (MARK, MARK, MARK)
+
+_MARKDOWN = (
+    "My notes <script>document.title = '%s'</script>\n\n"
+    "<img src=x onerror=\"document.title = '%s'\"> <a href=\"javascript:alert(1)\">link</a>\n"
+    "<iframe src=\"javascript:alert(1)\"></iframe>" % (MARK, MARK)
+)
+
+_FILLER = r'''
+import os
+__written = 0
+try:
+    for __i in range(4):
+        with open(f"fill-{__i}.bin", "wb") as __fh:
+            for _ in range(50):
+                __fh.write(b"\0" * (1 << 20))
+                __written += 1
+except OSError as __e:
+    print("DISK-FULL", __written, "MB", __e.strerror)
+else:
+    print("DISK-NOT-FULL", __written, "MB")
+'''
+
+
+def place(kind: str, folder: Path, source: dict, release: dict, name: str,
+          classmate: Path, cell_timeout: int = 20) -> tuple[float | None, str | None]:
+    """Write the submission of attack ``kind`` into ``folder`` (the troubled notebook
+    ``name``); ``classmate`` is another student's assignment folder."""
+    total = sum(q.points for q in questions(source))
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "link-folder":
+        folder.symlink_to(classmate, target_is_directory=True)
+        return 0.0, "is a symbolic link, not a folder of its own: not followed"
+    folder.mkdir(parents=True, exist_ok=True)
+    nb = _notebook(source, release, answered=kind not in ("deep-export", "colliding-set", "link-files"))
+    write = True
+    expected: tuple[float | None, str | None] = (total, None)
+    if kind == "link-files":
+        root = folder.parents[2]
+        (folder / "data.txt").symlink_to(root / "solutions" / folder.name / name)
+        (folder / "shadow.txt").symlink_to("/etc/shadow")
+        (folder / "gradebook.txt").symlink_to(root / "gradebook.db")
+        (folder / "classmate.ipynb.txt").symlink_to(classmate / name)
+        _append(_first_answer(nb, source), "import os\nprint('LINKED', [open(f).read()[:80] for f in "
+                "('data.txt', 'shadow.txt', 'gradebook.txt') if os.path.exists(f)])")
+        expected = (0.0, "data.txt: a symbolic link (not followed): left out")
+    elif kind == "link-notebook":
+        (folder / name).symlink_to(classmate / name)
+        return 0.0, f"{name}: not a notebook ({name} is a symbolic link (not followed))"
+    elif kind == "fifo-notebook":
+        os.mkfifo(folder / name)
+        return 0.0, f"{name}: not a notebook ({name} is a FIFO (not read))"
+    elif kind == "zero-notebook":
+        (folder / name).symlink_to("/dev/zero")
+        return 0.0, f"{name}: not a notebook ({name} is a symbolic link (not followed))"
+    elif kind == "deep-json":
+        (folder / name).write_text("[" * 100000)
+        return 0.0, "not a notebook (nested deeper than any notebook is)"
+    elif kind == "bad-nbformat":
+        (folder / name).write_text('{"worksheets": [], "nbformat": "3"}')
+        return 0.0, "not a notebook (worksheets with no usable nbformat number)"
+    elif kind == "deep-export":
+        _append(_first_answer(nb, source), _DEEP_EXPORT)
+        expected = (0.0, None)
+    elif kind == "colliding-set":
+        _append(_first_answer(nb, source), _COLLIDING)
+        expected = (0.0, None)
+    elif kind == "hidden-reader":
+        text, _ = attacked("wrong", source, release)
+        nb = json.loads(text)
+        cell = _first_answer(nb, source)
+        cell["source"] = _READER + "\n" + cell_text(cell)
+        expected = (None, None)
+    elif kind == "feedback-script":
+        _append(_first_answer(nb, source), _SCRIPTS)
+        import nbformat
+
+        nb["cells"].insert(1, nbformat.v4.new_markdown_cell(_MARKDOWN))
+    elif kind == "slow-cells":
+        import nbformat
+
+        for _ in range(30):
+            nb["cells"].append(nbformat.v4.new_code_cell(f"import time\ntime.sleep({cell_timeout - 1})"))
+        expected = (0.0, "ran longer than the time limit of a submission")
+    elif kind == "disk-filler":
+        _append(_first_answer(nb, source), _FILLER)
+    else:
+        raise ValueError(f"unknown attack {kind!r}; one of {sorted(ATTACKS_25)}")
+    if write:
+        (folder / name).write_text(json.dumps(nb, indent=1) + "\n")
+    return expected
