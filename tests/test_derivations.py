@@ -99,6 +99,8 @@ WRONG = [
     ("D13", "Var(q^T k) = sqrt(d_k)", dict(variance=lambda d: sp.sqrt(d))),
     ("D14", "x ybar^T, the transpose of the gradient", dict(gradient=lambda ybar, x: x * ybar.T)),
     ("D15", "beta^p without the 1/p!", dict(coefficient=lambda beta, p: beta**p)),
+    ("D15", "a finite feature map: the series cut at degree 5",
+     dict(kernel=lambda beta, s: sum((beta * s) ** p / sp.factorial(p) for p in range(6)))),
     ("D16", "a_j r_j, the baseline term dropped", dict(gradient=lambda a, r, j: a[j] * r[j])),
     ("D17", "the plain key k* instead of C^{-1} k*",
      dict(edit=lambda C, k, r: r * k.T / (k.T * k)[0])),
@@ -109,6 +111,12 @@ WRONG = [
      dict(factor=lambda beta, q, k: sp.exp(beta * ((q.T * q)[0] + (k.T * k)[0])))),
     ("D19", "sigma^2 = 1/sqrt(beta)", dict(bandwidth2=lambda beta: 1 / sp.sqrt(beta))),
     ("D20", "rank(AB) <= min - 1", dict(product_rank=lambda ra, rb: min(ra, rb) - 1)),
+    ("D20", "rank(AB) <= max, true but loose", dict(product_rank=max)),
+    ("D20", "rank(AB) <= rank A + rank B, true but loose",
+     dict(product_rank=lambda ra, rb: ra + rb)),
+    ("D20", "r outer products have rank <= r + 1, true but loose",
+     dict(sum_rank=lambda r: r + 1)),
+    ("D20", "rank(Q K^T) <= d_k + 1, true but loose", dict(score_rank=lambda dk: dk + 1)),
     ("D20", "tr P = rank + 1", dict(projection_trace=lambda rank: rank + 1)),
     ("D20", "a shear instead of a rotation",
      dict(rotation=lambda t: sp.Matrix([[1, t], [0, 1]]))),
@@ -127,3 +135,30 @@ def test_wrong_variant_is_rejected(ident, what, claims):
     result = derivations.verify(ident, **claims)
     assert not result.verified, f"{ident} accepted a wrong variant ({what}):\n{result}"
     assert any(line.startswith("✗ ") for line in result.checked)
+
+
+# A loose bound is true, so only the lines that ask for the bound to be reached can reject it;
+# a finite feature map matches the first Taylor terms, so only the rank of its Gram matrices
+# can. These name the line that must do the rejecting.
+LOOSE = [
+    ("D20", dict(product_rank=max), "and these generic pairs reach it"),
+    ("D20", dict(product_rank=lambda ra, rb: ra + rb), "(i) symbolic 3x2 times 2x3"),
+    ("D20", dict(sum_rank=lambda r: r + 1), "(ii) a symbolic sum of r = 1"),
+    ("D20", dict(score_rank=lambda dk: dk + 1), "(iii) n = 3, d_k = 2"),
+    ("D15", dict(kernel=lambda beta, s: sum((beta * s) ** p / sp.factorial(p) for p in range(6))),
+     "no finite feature map"),
+]
+
+
+@pytest.mark.parametrize("ident, claims, line", LOOSE, ids=[line for _, _, line in LOOSE])
+def test_a_true_but_weaker_claim_fails_on_the_line_that_asks_for_more(ident, claims, line):
+    result = derivations.verify(ident, **claims)
+    failed = [text for text in result.checked if text.startswith("✗ ")]
+    assert any(line in text for text in failed), f"{ident}: {line!r} did not fail:\n{result}"
+
+
+def test_d15_finite_variant_passes_every_line_but_the_rank_one():
+    # the degree-5 cut agrees with exp(beta s) on every Taylor line checked (up to degree 4)
+    result = derivations.verify("D15", kernel=LOOSE[-1][1]["kernel"])
+    failed = [text for text in result.checked if text.startswith("✗ ")]
+    assert len(failed) == 1 and "no finite feature map" in failed[0], str(result)

@@ -86,13 +86,29 @@ def d4(c: Checklist, error=None, truncate=None, *, seed: int = 4) -> None:
             "it is used, not proved", lambda: weyl)
 
 
-def _minors_vanish(m: sp.Matrix, size: int) -> bool:
+def _minors(m: sp.Matrix, size: int):
+    """Every size x size minor of m (none when size exceeds a side)."""
     rows, cols = m.shape
-    return all(vanishes(m.extract(list(ri), list(ci)).det(method="berkowitz"))
-               for ri in combinations(range(rows), size) for ci in combinations(range(cols), size))
+    return (m.extract(list(ri), list(ci)).det(method="berkowitz")
+            for ri in combinations(range(rows), size) for ci in combinations(range(cols), size))
 
 
-@verification("D20", "Eight facts on rank and projections: rank bounds (i-iii), projection "
+def _minors_vanish(m: sp.Matrix, size: int) -> bool:
+    return all(vanishes(minor) for minor in _minors(m, size))
+
+
+def _rank_is(m: sp.Matrix, rank: int) -> bool:
+    """True when the symbolic m has rank exactly ``rank`` for generic values of its symbols:
+    every minor one size larger vanishes identically and some minor of that size does not.
+    A claimed rank larger than a side of m, or below zero, is never right."""
+    if not 0 <= rank <= min(m.shape):
+        return False
+    return _minors_vanish(m, rank + 1) and (rank == 0 or not all(
+        vanishes(minor) for minor in _minors(m, rank)))
+
+
+@verification("D20", "Eight facts on rank and projections: rank bounds that generic matrices "
+              "reach (i-iii), projection "
               "identities (iv-v), Frobenius energy and invariance (vi-vii), and "
               "E||sum c_i v_i||^2 = sum c_i^2 (viii)")
 def d20(c: Checklist, product_rank=None, sum_rank=None, score_rank=None, square_sum=None,
@@ -101,9 +117,11 @@ def d20(c: Checklist, product_rank=None, sum_rank=None, score_rank=None, square_
     """D20: eight facts about rank and projections.
 
     Claims (defaults are the monograph's):
-    (i) ``product_rank(ra, rb)``: a bound on rank(AB), min(ra, rb);
-    (ii) ``sum_rank(r)``: a bound on the rank of a sum of r outer products, r;
-    (iii) ``score_rank(dk)``: a bound on the rank of Q K^T with d_k columns, d_k;
+    (i) ``product_rank(ra, rb)``: the bound on rank(AB), min(ra, rb);
+    (ii) ``sum_rank(r)``: the bound on the rank of a sum of r outer products, r;
+    (iii) ``score_rank(dk)``: the bound on the rank of Q K^T with d_k columns, d_k.
+    Each bound must hold for every case tried and be reached by generic (symbolic or
+    random) matrices, so a looser bound (max, ra + rb, r + 1, d_k + 1) is rejected;
     (iv) ``square_sum(P, i)``: sum_j P_ij^2 for a symmetric projection, P_ii;
     (v) ``projection_trace(rank)``: tr P for a projection of rank r, r;
     (vi) ``energy(mu)``: ||A||_F^2 from the singular values, sum mu_k^2;
@@ -121,10 +139,17 @@ def d20(c: Checklist, product_rank=None, sum_rank=None, score_rank=None, square_
     interference_energy = interference_energy or (lambda c: sum(x**2 for x in c))
     rng = np.random.default_rng(seed)
 
+    # A bound that is only an upper bound lets looser claims through (max, a + b, r + 1 ...):
+    # each symbolic case below must have rank *equal* to the claim, which generic symbols
+    # reach, and the random integer cases must reach it too.
     A, B = matrix("a", 3, 2), matrix("b", 2, 3)
-    bound = product_rank(2, 2)
-    c.check(f"(i) symbolic 3x2 times 2x3: every minor of size {bound + 1} of AB vanishes, so "
-            f"rank(AB) <= claimed bound {bound}", lambda: _minors_vanish(A * B, bound + 1))
+    c.check(f"(i) symbolic 3x2 times 2x3 (ranks 2 and 2): AB has rank exactly the claimed "
+            f"{product_rank(2, 2)} (its minors of one size more vanish, one of that size does "
+            "not)", lambda: _rank_is(A * B, product_rank(2, 2)))
+    thin = vector("b", 2) * vector("c", 3).T  # a symbolic 2x3 matrix of rank 1
+    c.check(f"(i) symbolic 3x2 (rank 2) times a symbolic 2x3 outer product (rank 1): AB has "
+            f"rank exactly the claimed {product_rank(2, 1)}",
+            lambda: _rank_is(A * thin, product_rank(2, 1)))
 
     def random_of_rank(rows, cols, rank):
         return (sp.Matrix(rng.integers(-4, 5, (rows, rank)))
@@ -132,22 +157,23 @@ def d20(c: Checklist, product_rank=None, sum_rank=None, score_rank=None, square_
 
     pairs = [(random_of_rank(5, 5, ra), random_of_rank(5, 5, rb))
              for ra in range(1, 5) for rb in range(1, 5)]
-    c.check("(i) 16 exact random integer pairs with ranks 1..4 each: rank(AB) <= claimed bound "
-            "of rank A and rank B", lambda: all(
-                _exact_rank(X * Y) <= product_rank(_exact_rank(X), _exact_rank(Y))
-                for X, Y in pairs))
-    for r in (1, 2):
+    found = [(_exact_rank(X * Y), _exact_rank(X), _exact_rank(Y)) for X, Y in pairs]
+    c.check("(i) 16 exact random integer pairs (5x5, ranks 1..4 each): rank(AB) is at most the "
+            "claimed bound of rank A and rank B", lambda: all(
+                r <= product_rank(ra, rb) for r, ra, rb in found))
+    c.check("(i) and these generic pairs reach it: rank(AB) equals the claimed bound for all 16",
+            lambda: all(r == product_rank(ra, rb) for r, ra, rb in found))
+    for r in (1, 2, 3):
         outer = sum((vector(f"u{i}", 3) * vector(f"w{i}", 3).T for i in range(r)),
                     sp.zeros(3, 3))
-        c.check(f"(ii) a symbolic sum of r = {r} outer products in 3x3: its minors of size "
-                f"{sum_rank(r) + 1} vanish, so its rank is at most the claimed {sum_rank(r)}",
-                lambda outer=outer, r=r: _minors_vanish(outer, sum_rank(r) + 1))
-    Q, K = matrix("q", 3, 2), matrix("k", 3, 2)
-    WQ, WK = matrix("p", 3, 2), matrix("s", 3, 2)
-    c.check(f"(iii) n = 3, d_k = 2: the minors of size {score_rank(2) + 1} of the symbolic "
-            "Q K^T and W_Q W_K^T vanish, so their rank is at most the claimed "
-            f"{score_rank(2)}", lambda: _minors_vanish(Q * K.T, score_rank(2) + 1)
-            and _minors_vanish(WQ * WK.T, score_rank(2) + 1))
+        c.check(f"(ii) a symbolic sum of r = {r} outer products in 3x3 has rank exactly the "
+                f"claimed {sum_rank(r)}", lambda outer=outer, r=r: _rank_is(outer, sum_rank(r)))
+    for dk in (1, 2):
+        Q, K = matrix("q", 3, dk), matrix("k", 3, dk)
+        WQ, WK = matrix("p", 3, dk), matrix("s", 3, dk)
+        c.check(f"(iii) n = 3, d_k = {dk}: the symbolic Q K^T and W_Q W_K^T have rank exactly "
+                f"the claimed {score_rank(dk)}", lambda Q=Q, K=K, WQ=WQ, WK=WK, dk=dk:
+                _rank_is(Q * K.T, score_rank(dk)) and _rank_is(WQ * WK.T, score_rank(dk)))
 
     P = reduced(A * (A.T * A).inv() * A.T)
     squares = (in_field(P) * in_field(P).transpose()).to_Matrix()  # (P P^T)_ii = sum_j P_ij^2
