@@ -24,6 +24,21 @@ def test_beta_zero_is_the_mean_and_large_beta_the_hard_lookup():
     assert not checks.check_beta_large(beta=1.0).passed
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_any_positive_weights_come_from_some_query_of_three_distinct_unit_keys(seed):
+    # Chapter 6: beta k_i^T q = ln a_i + c is three equations in beta q and c, solvable
+    # for three distinct unit keys of the plane; the solved query gives the weights back
+    rng = np.random.default_rng(seed)
+    angles = np.sort(rng.uniform(0, 2 * np.pi, 3))
+    keys = np.column_stack([np.cos(angles), np.sin(angles)])
+    wanted = rng.dirichlet(np.ones(3))
+    beta_q = np.linalg.solve(np.column_stack([keys, -np.ones(3)]), np.log(wanted))[:2]
+    assert attention.softmax(keys @ beta_q) == pytest.approx(wanted, rel=1e-9)
+    # and it is the distinctness that matters: a repeated key cannot split its weight
+    keys[1] = keys[0]
+    assert np.linalg.matrix_rank(np.column_stack([keys, -np.ones(3)])) == 2
+
+
 @pytest.mark.parametrize("beta", [1.0, 8.0, 23.0])
 def test_a_similarity_lead_is_worth_a_factor_e_to_the_beta_gap(beta):
     a = attention.softmax(beta * np.array([0.9, 0.8, 0.1]))
