@@ -151,6 +151,22 @@ def test_ch10_forgetting_curves_of_the_figure():
     assert fast[0] < curves["decay"][0] < slow[0]
 
 
+def test_ch10_the_add_curve_is_flat_and_its_12_stream_wobble_is_sampling_noise():
+    # Chapter 10 says adding is equally bad at every age although the figure's 12-stream
+    # curve runs from about 1.56 to 1.84: the wobble is the noise of a 12-stream mean
+    narrow = recurrent.recall_errors_by_age("add", streams=12, seed=0)[1]
+    repeats = np.array([recurrent.recall_errors_by_age("add", streams=12, seed=s)[1]
+                        for s in range(1, 201)])
+    noise = repeats.std(axis=0).mean()
+    assert 0.05 < noise < 0.25
+    assert np.ptp(narrow) < 5 * noise            # within a few standard deviations
+    wide = recurrent.recall_errors_by_age("add", streams=2000, seed=0)[1]
+    assert np.ptp(wide) < 0.1 < np.ptp(narrow)   # flat once the noise is averaged away
+    # while decay's tilt is no noise: it survives 2000 streams
+    decay = recurrent.recall_errors_by_age("decay", gamma=0.9, streams=2000, seed=0)[1]
+    assert decay[-1] - decay[0] > max(0.4, 5 * np.ptp(wide))
+
+
 def test_ch10_a_returning_key_is_overwritten_only_by_delta():
     rng = np.random.default_rng(12)
     K = memory.random_unit_vectors(5, 8, rng)
