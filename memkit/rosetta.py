@@ -4,8 +4,9 @@ Chapter 15 lists twelve names that other fields give to computations of this
 course. :func:`rosetta_gaps` writes each field's computation the way that field
 states it (a plain numpy transcription, independent of memkit) and compares it
 with the memkit function the course uses for it. A gap at rounding level says the
-two are the same computation; the one truncated approximation (random features /
-the Taylor feature map of the exponential kernel, Chapter 12) has a small
+two are the same computation; the one truncated approximation (kernel approximation
+by a finite feature map, here the Taylor map of the exponential kernel, Chapter 12 and
+D15; random features, the other field's usual map, are only named) has a small
 truncation gap instead.
 """
 
@@ -38,8 +39,8 @@ ROSETTA_ROWS = (
      "in-context gradient descent", 11),
     ("REINFORCE / policy gradient", "reinforcement learning",
      "the gradient on attention logits", 7),
-    ("random features", "kernel methods",
-     "a finite feature map in place of the softmax kernel", 12),
+    ("kernel approximation", "kernel methods",
+     "a finite feature map in place of the softmax kernel (the Taylor map of D15)", 12),
 )
 
 
@@ -57,7 +58,7 @@ def rosetta_gaps(seed=0, n: int = 12, d: int = 4, beta: float = 2.0) -> dict:
 
     Returns ``{name: gap}`` (floats) with the names of :data:`ROSETTA_ROWS`. Every
     gap is at rounding level except ``"hash table"`` (beta = 200: a soft lookup,
-    about ``e^{-beta * margin}``) and ``"random features"`` (Taylor feature map of
+    about ``e^{-beta * margin}``) and ``"kernel approximation"`` (Taylor feature map of
     ``e^{q^T k}`` cut at degree 10 in R^2: a relative gap below ``e / 11! < 1e-7``).
     """
     rng = as_rng(seed)
@@ -136,11 +137,11 @@ def rosetta_gaps(seed=0, n: int = 12, d: int = 4, beta: float = 2.0) -> dict:
     gaps["REINFORCE / policy gradient"] = _gap(
         reinforce, -attention.attention_gradients(K, V, q, beta, g).dl)
 
-    # random features: Taylor feature map of e^{beta q^T k}, degree 10, in R^2
+    # kernel approximation: the Taylor feature map of e^{beta q^T k}, degree 10, in R^2
     k2 = K[:, :2] / np.linalg.norm(K[:, :2], axis=1, keepdims=True)
     q2 = q[:2] / np.linalg.norm(q[:2])
     feats_k = recurrent.exp_kernel_features(k2, 1.0, 10)
     feats_q = recurrent.exp_kernel_features(q2, 1.0, 10)
     exact = np.exp(k2 @ q2)
-    gaps["random features"] = _gap(feats_k @ feats_q / exact, np.ones(n))
+    gaps["kernel approximation"] = _gap(feats_k @ feats_q / exact, np.ones(n))
     return gaps

@@ -96,9 +96,9 @@ def test_ch15_every_name_is_the_same_computation(seed):
     gaps = rosetta.rosetta_gaps(seed=seed)
     assert list(gaps) == [row[0] for row in rosetta.ROSETTA_ROWS]
     for name, gap in gaps.items():
-        limit = 1e-7 if name == "random features" else 1e-9
+        limit = 1e-7 if name == "kernel approximation" else 1e-9
         assert gap < limit, name
-    assert gaps["random features"] > 0   # a truncation, not exact
+    assert gaps["kernel approximation"] > 0   # a truncation, not exact
 
 
 def test_ch15_rosetta_catches_a_wrong_counterpart(monkeypatch):
