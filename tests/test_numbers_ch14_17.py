@@ -180,6 +180,54 @@ def test_ch17_exercise_5_in_context_least_squares():
     assert np.all(np.diff(layers) > 0) and layers[-1] == pytest.approx(8 / 6, abs=1e-3)
 
 
+def _glued_values(nb):
+    """{name: text/plain} of every value a cell of the executed notebook glued (myst-nb)."""
+    values = {}
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name:
+                prefix = output["metadata"]["scrapbook"]["mime_prefix"]
+                values[name] = output["data"][prefix + "text/plain"]
+    return values
+
+
+#: the numbers the monograph's worked answers state, by exercise of Chapter 17
+STATED = {1: ["1.39", "1.38", "1.00", "1.01"], 3: ["2731", "2816"], 4: ["49,152"],
+          5: ["0.80", "1.33"]}
+
+
+def test_ch17_worked_answers_state_their_numbers_computed_not_typed():
+    """Each worked answer quotes its numbers through {glue:text} roles, and the executed
+    chapter glues values that read, formatted as the role asks, as the monograph's."""
+    import re
+    from pathlib import Path
+
+    import jupytext
+    from myst_nb.core.variables import format_plain_text
+    from nbclient import NotebookClient
+
+    chapter = Path(__file__).resolve().parents[1] / "book" / "ch17-exercises.md"
+    glue_role = re.compile(r"\{glue:text\}`(\w+)(?::([^`]*))?`")
+    answers = re.findall(r"```\{admonition\} Worked answer\n:class: dropdown\n(.*?)^```",
+                         chapter.read_text(), re.S | re.M)
+    assert len(answers) == 5
+    nb = jupytext.read(chapter)
+    NotebookClient(nb, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": str(chapter.parent)}}).execute()
+    values = _glued_values(nb)
+    for number, answer in enumerate(answers, start=1):
+        roles = glue_role.findall(answer)
+        missing = [name for name, _ in roles if name not in values]
+        assert not missing, f"exercise {number}: nothing glued as {missing}"
+        shown = glue_role.sub(lambda m: format_plain_text(values[m.group(1)], m.group(2) or ""),
+                              answer)
+        typed = glue_role.sub(" ", answer)
+        for value in STATED.get(number, []):
+            assert value in shown, f"exercise {number}: the answer does not state {value}"
+            assert value not in typed, f"exercise {number}: {value} is typed, not computed"
+
+
 # ---------------------------------------------------------------- further reading
 
 
