@@ -144,3 +144,68 @@ def test_every_notebook_and_chapter_is_checked():
     names = {p.relative_to(ROOT).as_posix() for p, _ in SOURCES}
     assert "book/ch17-exercises.md" in names and "solutions/session-9/exit-test.ipynb" in names
     assert any(n.startswith("exercises/session-9/") for n in names)
+
+
+# ----------------------------------------------------------------- cited claims
+#: the badge of a claim taken from a source (Chapter 0); it must name its source
+CITED = "{bdg-info-line}`cited`"
+#: the badge named rather than attached to a claim: in the legend of the tags ("cited: ...",
+#: "cited (taken from ...)") or spoken of as a tag ("tagged cited", "every cited tag")
+LEGEND = re.compile(r"(?:\btagged|\bevery)\s+" + re.escape(CITED)
+                    + "|" + re.escape(CITED) + r"(?=\s*[:(]|\s+tags?\b)")
+BADGE = re.compile(r"\{bdg-[a-z-]+\}`[^`]*`")
+#: where a claim ends: a blank line, a new list item or table row, a fence
+UNIT_BREAK = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*|]\s|\d+\.\s|```|:::))")
+READING_LINK = re.compile(r"\{ref\}`[^`]*<(fr-[\w-]+)>`")
+
+
+def reading_list_labels():
+    text = (BOOK / "further-reading.md").read_text()
+    return {label for label in LABEL.findall(text) if label.startswith("fr-")} - {"fr-not-opened"}
+
+
+def unlinked_cited_claims(text, entries):
+    """Each cited badge of a page whose claim (the rest of its paragraph, list item or table
+    row, up to the next badge) has no {ref} to an entry of the reading list, as the first
+    words of the claim."""
+    text = FENCED_CODE.sub(" ", text)
+    found = []
+    for unit in UNIT_BREAK.split(text):
+        unit = LEGEND.sub(" ", unit)
+        for start in [m.end() for m in re.finditer(re.escape(CITED), unit)]:
+            following = BADGE.search(unit, start)
+            claim = unit[start:following.start() if following else len(unit)]
+            if not set(READING_LINK.findall(claim)) & entries:
+                found.append(" ".join(claim.split())[:70])
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(BOOK.glob("*.md")), ids=lambda p: p.name)
+def test_every_cited_claim_links_to_its_reading_list_entry(path):
+    unlinked = unlinked_cited_claims(path.read_text(), reading_list_labels())
+    assert not unlinked, f"{path.name}: cited without a link to the reading list: {unlinked}"
+
+
+def test_the_cited_checker_finds_a_claim_without_its_source():
+    entries = {"fr-vaswani", "fr-olsson"}
+    text = (
+        "- {bdg-info-line}`cited`: the legend of the tags, not a claim.\n\n"
+        "Claims tagged {bdg-info-line}`cited` in the legend's prose are not claims either.\n\n"
+        "{bdg-info-line}`cited` {ref}`Vaswani et al. <fr-vaswani>` scale the logits.\n\n"
+        "{bdg-info-line}`cited` Olsson et al. define induction heads.\n\n"
+        "The link comes one paragraph too late: {ref}`Olsson et al. <fr-olsson>`.\n\n"
+        "{bdg-info-line}`cited` A claim linked only to {ref}`a chapter <ch03>`.\n\n"
+        "{bdg-info-line}`cited` A recalled source {ref}`elsewhere <fr-not-opened>`.\n\n"
+        "{bdg-info-line}`cited` Olsson et al. say so. {bdg-success-line}`derived` Then "
+        "{ref}`a link after another badge <fr-olsson>` belongs to that badge.\n\n"
+        "| row | {bdg-info-line}`cited` a table row without it |\n"
+        "| next row | {ref}`Olsson et al. <fr-olsson>` |\n\n"
+        "```{code-cell} ipython3\nprint('{bdg-info-line}`cited` in code is no claim')\n```\n"
+    )
+    assert unlinked_cited_claims(text, entries) == [
+        "Olsson et al. define induction heads.",
+        "A claim linked only to {ref}`a chapter <ch03>`.",
+        "A recalled source {ref}`elsewhere <fr-not-opened>`.",
+        "Olsson et al. say so.",
+        "a table row without it |",
+    ]
