@@ -22,7 +22,7 @@ LINK = re.compile(r"(?<!\!)\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\
 IMAGE = re.compile(r"!\[[^\]]*\]\(\s*([^)\s]+)[^)]*\)")
 ROLE = re.compile(r"\{(doc|ref|numref)\}`([^`]*)`")
 LABEL = re.compile(r"^\((?P<label>[^()\s]+)\)=\s*$", re.M)
-FENCED_CODE = re.compile(r"^(```+|~~~+)[ \t]*(?:\{code-cell\}[^\n]*|[\w+-]*)\n.*?^\1[ \t]*$", re.S | re.M)
+FENCE = re.compile(r"^(`{3,}|~{3,})[ \t]*(.*?)[ \t]*$")
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 
 
@@ -59,9 +59,35 @@ def toc_pages():
     return {(ROOT / p).with_suffix("").resolve() for p in pages}
 
 
+def without_code(text):
+    """The text with its code blocks and code cells blanked, line for line.
+
+    A fence opens code when its info string is a language, nothing, or ``{code-cell}``;
+    a directive's fence (``{admonition}``, ``{glossary}`` ...) holds prose, which stays.
+    The fences are followed in order, so the bare fence that closes a box is not taken
+    for the opening of a code block (a regular expression over the whole text would
+    swallow the prose between that fence and the next one)."""
+    out, open_fences = [], []  # (marker, holds code) of each fence still open
+    for line in text.splitlines(keepends=True):
+        fence = FENCE.match(line)
+        if fence:
+            marker, info = fence.groups()
+            if open_fences and not info and marker.startswith(open_fences[-1][0]):
+                open_fences.pop()
+                out.append("\n")
+                continue
+            if not (open_fences and open_fences[-1][1]):
+                is_code = not info.startswith("{") or info.startswith("{code-cell}")
+                open_fences.append((marker, is_code))
+                out.append("\n")
+                continue
+        out.append("\n" if any(code for _, code in open_fences) else line)
+    return "".join(out)
+
+
 def _prose(text):
     """The text without code: fenced blocks and code cells, but roles stay (they are checked)."""
-    text = FENCED_CODE.sub(" ", text)
+    text = without_code(text)
     roles = ROLE.findall(text)
     return text, roles
 
@@ -168,7 +194,7 @@ def unlinked_cited_claims(text, entries):
     """Each cited badge of a page whose claim (the rest of its paragraph, list item or table
     row, up to the next badge) has no {ref} to an entry of the reading list, as the first
     words of the claim."""
-    text = FENCED_CODE.sub(" ", text)
+    text = without_code(text)
     found = []
     for unit in UNIT_BREAK.split(text):
         unit = LEGEND.sub(" ", unit)
@@ -209,3 +235,14 @@ def test_the_cited_checker_finds_a_claim_without_its_source():
         "Olsson et al. say so.",
         "a table row without it |",
     ]
+
+
+def test_code_is_blanked_and_the_prose_between_boxes_kept():
+    text = ("```{admonition} Goal\n:class: goal\nprose in a box\n```\n\nprose between\n\n"
+            "```{code-cell} ipython3\nhidden = 1\n```\n\n````{admonition} Outer\n"
+            "```python\nhidden_too = 2\n```\nprose after a nested block\n````\nlast words\n")
+    kept = without_code(text)
+    assert kept.count("\n") == text.count("\n")
+    for prose in ["prose in a box", "prose between", "prose after a nested block", "last words"]:
+        assert prose in kept
+    assert "hidden" not in kept
