@@ -52,3 +52,16 @@ def test_pages_carry_no_unused_widget_state(built_book):
         text = page(built_book, chapter.stem)
         assert "application/vnd.jupyter.widget-state+json" not in text, chapter.name
         assert '"model_name": "ImageModel"' not in text, chapter.name
+
+
+def test_ch17_worked_answers_show_their_computed_numbers(built_book):
+    """The folded answers of Chapter 17 state the numbers (glued from the cells), not only
+    the hidden cells after them."""
+    text = page(built_book, "ch17-exercises")
+    boxes = re.findall(r'<div class="dropdown admonition">(.*?)</div>', text, re.S)
+    answers = [" ".join(html.unescape(re.sub(r"<[^>]+>", " ", box)).split()) for box in boxes]
+    assert len(answers) == 5
+    for number, values in {0: ["1.39", "1.38", "1.00", "1.01"], 2: ["2731", "2816"],
+                           3: ["49,152"], 4: ["0.80", "1.33"]}.items():
+        for value in values:
+            assert value in answers[number], f"exercise {number + 1}: {value} not shown"
