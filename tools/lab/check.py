@@ -3,11 +3,12 @@
     python -m tools.lab.check [NOTEBOOK ...]        (make check NB=exercises/session-3/exit-test.ipynb)
 
 runs each notebook top to bottom in a fresh kernel (its own folder as working
-directory) and prints, per question, *passed*, *failed* with the test's message, or
-*not attempted* (the answer cell still raises NotImplementedError). The visible tests
-check the type and shape of an answer; the hidden tests, run when the notebook is
-graded, check its values. Without a notebook it checks the notebooks under exercises/
-that you changed (according to git), or all of them.
+directory) and prints, per question, *format ok* with what the visible test checked (the
+line it printed), *failed* with the test's message, or *not attempted* (the answer cell
+still raises NotImplementedError). The visible tests check the form of an answer (type,
+shape, range) and catch a few common slips; they never say that a value is right: the
+hidden tests, run when the notebook is graded, check the values. Without a notebook it
+checks the notebooks under exercises/ that you changed (according to git), or all of them.
 """
 
 from __future__ import annotations
@@ -86,6 +87,25 @@ def _error(cell) -> tuple[str, str] | None:
     return None
 
 
+FORMAT_OK = "format ok"  # the visible tests passed: the answer has the form asked for
+LATER = "its values are graded when the notebook is graded"
+
+
+def _checked(cells) -> str:
+    """What the visible tests said they checked: the last line they printed, without its
+    leading "q3: format ok" (the report says that), or the general rule if they said nothing."""
+    lines = []
+    for cell in cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream" and output.get("name") == "stdout":
+                lines += [line.strip() for line in output.get("text", "").splitlines() if line.strip()]
+    said = lines[-1] if lines else ""
+    head, found, rest = said.partition(FORMAT_OK)
+    if found and ":" in head:
+        said = rest.strip()
+    return said[:200] if said else f"(the visible test passed); {LATER}"
+
+
 def _changed_locked(nb) -> list[str]:
     from nbgrader.utils import compute_checksum
 
@@ -160,7 +180,7 @@ def check(path: Path, timeout: int = 120) -> tuple[list[Question], list[str]]:
             ename, evalue = next(e for e in test_errors if e)
             q.status, q.message = "failed", f"{ename}: {evalue}" if evalue else ename
         else:
-            q.status = "passed"
+            q.status, q.message = FORMAT_OK, _checked([nb.cells[i] for i in q.test_indices])
     return qs, warnings
 
 
@@ -206,16 +226,17 @@ def report(path: Path, qs: list[Question], warnings: list[str], root: Path = ROO
         pts = f"{q.points:g} pt{'s' if q.points != 1 else ''}"
         line = f"  {q.answer_id:<{width}}  {pts:>6}  {q.status}"
         if q.message:
-            line += f": {q.message}"
+            line += f" {q.message}" if q.status == FORMAT_OK else f": {q.message}"
         if q.title:
             line += f"   [{q.title}]"
         lines.append(line)
     auto = [q for q in qs if not q.written]
-    counts = {s: sum(q.status == s for q in auto) for s in ("passed", "failed", "not attempted")}
+    counts = {s: sum(q.status == s for q in auto) for s in (FORMAT_OK, "failed", "not attempted")}
     lines.append(
         "  "
         + ", ".join(f"{n} {s}" for s, n in counts.items())
-        + " (visible tests: type and shape; the values are checked when graded)"
+        + " (the visible tests check the form of each answer and a few common slips, never"
+        " that a value is right: the values are graded when the notebook is graded)"
     )
     lines += [f"  warning: {w}" for w in warnings]
     return "\n".join(lines)

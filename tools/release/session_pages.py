@@ -183,11 +183,11 @@ def render(root: Path, assignment: str) -> str:
         f"- **Open.** `make lab` opens JupyterLab on the course; the notebooks are {names}. "
         "Answer each question in the cell under it, in place of "
         "`raise NotImplementedError()`, and run the test cell that follows: it checks the "
-        "type and shape of your answer.",
+        "form of your answer and says what it checked.",
         f"- **Check.** `make check NB={first}` runs a notebook in a fresh kernel and prints, "
-        "per question, *passed*, *failed* (with the message) or *not attempted*; "
-        "`make check` alone checks every notebook you changed. Hidden tests check the "
-        "values when the notebook is graded.",
+        "per question, *format ok* (with what was checked), *failed* (with the message) or "
+        "*not attempted*; `make check` alone checks every notebook you changed. *Format ok* "
+        "is not *right*: hidden tests check the values when the notebook is graded.",
         "- **Submit.** On the course's JupyterHub: the *Assignments* tab, then *Submit* "
         f"(or `nbgrader submit session-{number} --course memcourse` in a terminal). In "
         f"self-study: hand in the folder `exercises/session-{number}/`, or a zip of it, "
