@@ -1,67 +1,18 @@
-"""Sessions 1-4: every question's hidden test against the solution, wrong answers and cheats.
+"""Sessions 1-4: cheats lose the points of a "write it yourself" question.
 
-Runs the cells of the source notebooks in-process (fast; the nbgrader round trip of
-``test_assignments.py`` grades them for real). A "write it yourself" question must lose its
+Runs the cells of the source notebooks in-process (``assignment_cells``; the nbgrader round
+trip of ``test_assignments.py`` grades them for real, and ``test_questions.py`` runs every
+solution and the wrong answers). A "write it yourself" question must lose its
 points when a library routine does the whole job: each such question is run here with
 answers that call the routine (``W @ x``, ``lstsq``, ``pinv``, ``inv``, memkit ...), and its test
 cell must fail.
 """
 
-import json
-import pathlib
-import re
-
 import numpy as np
 import pytest
 
+from assignment_cells import notebook, run, solution
 from cheats import LIAR_SOURCE
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-SESSIONS = ["session-1", "session-2", "session-3", "session-4"]
-SOURCES = [ROOT / "solutions" / s / f"{n}.ipynb" for s in SESSIONS for n in ("exit-test", "exercises")]
-MARKERS = re.compile(r"^\s*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)\s*$", re.M)
-
-
-def cells(path):
-    nb = json.loads(path.read_text())
-    out = {}
-    for cell in nb["cells"]:
-        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        out[gid] = (cell["cell_type"], "".join(cell["source"]))
-    return out
-
-
-def code(text):
-    return MARKERS.sub("", text)
-
-
-def run(path, answers=None):
-    """Run set-up, answers and tests; return {test grade id: None or the exception}."""
-    found = cells(path)
-    namespace = {"__name__": "__main__"}
-    exec(compile(found["setup"][1], "setup", "exec"), namespace)
-    results = {}
-    for gid, (kind, text) in found.items():
-        if kind != "code" or gid == "setup":
-            continue
-        if gid.endswith("-tests"):
-            try:
-                exec(compile(code(text), gid, "exec"), namespace)
-                results[gid] = None
-            except Exception as error:  # noqa: BLE001 - any failure loses the points
-                results[gid] = error
-        else:
-            source = (answers or {}).get(gid, code(text))
-            exec(compile(source, gid, "exec"), namespace)
-    return results
-
-
-@pytest.mark.parametrize("path", SOURCES, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_the_solutions_pass_every_hidden_test(path):
-    results = run(path)
-    assert results and all(e is None for e in results.values()), {
-        k: repr(e) for k, e in results.items() if e is not None
-    }
 
 
 CHEATS = {
@@ -70,6 +21,13 @@ CHEATS = {
         "def matvec_columns(W, x):\n    return np.array([np.dot(W[:, :j + 1], x[:j + 1]) for j in range(W.shape[1])])",
         "def matvec_columns(W, x):\n    return np.array([np.einsum('ij,j->i', W[:, :j + 1], x[:j + 1]) for j in range(W.shape[1])])",
         "def matvec_columns(W, x):\n    return np.cumsum(linalg.matvec_by_columns(W, x)[1], axis=0)",
+    ],
+    ("session-2", "exit-test", "q3"): [
+        solution(notebook("session-2", "exit-test"), "q3").split("def ratio_mc")[0]
+        + "def ratio_mc(M, d_k, trials, seed):\n    return memory.hebbian_interference_mc(M, d_k, trials, seed)",
+        solution(notebook("session-2", "exit-test"), "q3").split("def ratio_mc")[0]
+        + "from memkit.memory import hebbian_interference_mc as mc\n"
+          "def ratio_mc(M, d_k, trials, seed):\n    return mc(M, d_k, trials, seed)",
     ],
     ("session-3", "exit-test", "q2"): [
         "def least_squares_memory(K, V):\n    return np.linalg.lstsq(K, V, rcond=None)[0].T",
@@ -82,6 +40,13 @@ CHEATS = {
         "def rls_memory(K, V, lam):\n    return np.linalg.solve(K.T @ K + lam * np.eye(K.shape[1]), K.T @ V).T",
         "def rls_memory(K, V, lam):\n    return memory.ridge_write(K, V, lam)",
         "def rls_memory(K, V, lam):\n    return memory.rls_write(K, V, lam)[0]",
+    ],
+    ("session-4", "exercises", "q4"): [
+        solution(notebook("session-4", "exercises"), "q4").replace(
+            "np.maximum(np.asarray(s, dtype=float), 0.0) ** 2", "scores.relu_power(s, 2)"),
+        "from memkit.scores import relu_power as gate\n"
+        + solution(notebook("session-4", "exercises"), "q4").replace(
+            "np.maximum(np.asarray(s, dtype=float), 0.0) ** 2", "gate(s, 2)"),
     ],
     ("session-4", "exercises", "q3"): [
         "def relu_power_read(K, V, x, p):\n    return scores.mlp_read(K, V, x, scores.score('relu_power', p=p))[0]",
@@ -98,24 +63,25 @@ CHEATS = {
 )
 def test_a_library_routine_doing_the_whole_job_loses_the_points(where, cheat):
     session, name, gid = where
-    path = ROOT / "solutions" / session / f"{name}.ipynb"
-    results = run(path, {gid: cheat})
+    results = run(notebook(session, name), {gid: cheat})
     assert isinstance(results[f"{gid}-tests"], AssertionError), results[f"{gid}-tests"]
     # the rest of the notebook still passes: only the cheated question loses its points
     assert all(e is None for k, e in results.items() if k != f"{gid}-tests")
 
 
 def test_the_guard_puts_every_routine_back():
-    import memkit.memory
-
-    before = (np.linalg.lstsq, np.linalg.pinv, np.matmul, memkit.memory.least_squares_write.__code__)
-    run(ROOT / "solutions" / "session-3" / "exit-test.ipynb", {"q2": CHEATS[("session-3", "exit-test", "q2")][0]})
-    after = (np.linalg.lstsq, np.linalg.pinv, np.matmul, memkit.memory.least_squares_write.__code__)
-    assert before == after
+    before = (np.linalg.lstsq, np.linalg.pinv, np.matmul)
+    namespace: dict = {}
+    run(notebook("session-3", "exit-test"), {"q2": CHEATS[("session-3", "exit-test", "q2")][0]},
+        namespace=namespace)
+    assert (np.linalg.lstsq, np.linalg.pinv, np.matmul) == before
+    # the memkit the notebook ran with (imported afresh, as in a new kernel) has its code back
+    write = namespace["memory"].least_squares_write
+    assert write.__code__.co_name == "least_squares_write"
+    assert write(np.eye(3), np.eye(3)).shape == (3, 3)
 
 
 def test_a_str_subclass_with_a_lying_eq_fails():
-    path = ROOT / "solutions" / "session-1" / "exit-test.ipynb"
     liar = LIAR_SOURCE + "rank_counts = _Liar('z')"
-    results = run(path, {"q4": liar})
+    results = run(notebook("session-1", "exit-test"), {"q4": liar})
     assert isinstance(results["q4-tests"], AssertionError)

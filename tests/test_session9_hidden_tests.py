@@ -1,46 +1,43 @@
 """The hidden tests of session 9 follow the house conventions, and cheating submissions lose.
 
-Each notebook's code cells are run in order in one namespace (no kernel): the set-up cell,
-an answer cell (the solution, or a crafted submission), the test cell with its hidden part.
-Checked here: the solutions pass; a ``str`` subclass whose ``__eq__`` says yes to anything
-fails every question answered with strings; an ``as_product`` that calls memkit fails;
-hidden tests hold literal expected values (no memkit call computes them at grading time) and
-their failure messages give no value away.
+Each notebook's code cells are run in order in one namespace (no kernel, memkit unimported
+as in a fresh one): the set-up cell, an answer cell (the solution, or a crafted
+submission), the test cell with its hidden part. Checked here: a ``str`` subclass whose
+``__eq__`` says yes to anything fails every question answered with strings; an
+``as_product`` that calls memkit fails; no memkit call computes an expected value at
+grading time (the hidden tests write them out or compute them with numpy from the set-up's
+parameters) and their failure messages give no value away; memkit's measurements fall
+within the bands the exercises' hidden tests allow. (``test_questions.py`` runs the
+solutions of every session.)
 """
 
 import ast
-import json
-import pathlib
 import re
 
 import numpy as np
 import pytest
 
+import assignment_cells as nbcells
 from cheats import LIAR_SOURCE
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-SESSION = ROOT / "solutions" / "session-9"
 MEMKIT_CALL = re.compile(r"\b(attention|capacity|costs|memory|recurrent|scores|icl|edit|linalg|rosetta|checks)\.\w+\(")
 
 
 def cells(name):
-    nb = json.loads((SESSION / f"{name}.ipynb").read_text())
-    out = {}
-    for c in nb["cells"]:
-        m = c.get("metadata", {}).get("nbgrader", {})
-        if c["cell_type"] == "code" and m:
-            out[m["grade_id"]] = "".join(c["source"])
-    return out
+    path = nbcells.notebook("session-9", name)
+    return {gid: text for gid, (kind, text) in nbcells.cells(path).items() if kind == "code" and gid}
 
 
 def run(name, question, answer=None, extra=None):
-    """Run set-up, (a replacement) answer and the full test cell of one question."""
+    """Run set-up, (a replacement) answer and the full test cell of one question, as a
+    fresh kernel would (memkit not yet imported)."""
     code = cells(name)
     ns = {"__name__": "__main__"}
-    exec(compile(code["setup"], "setup", "exec"), ns)
-    ns.update(extra or {})
-    exec(compile(code[question] if answer is None else answer, question, "exec"), ns)
-    exec(compile(code[f"{question}-tests"], f"{question}-tests", "exec"), ns)
+    with nbcells.fresh_memkit():
+        exec(compile(code["setup"], "setup", "exec"), ns)
+        ns.update(extra or {})
+        exec(compile(nbcells.code(code[question]) if answer is None else answer, question, "exec"), ns)
+        exec(compile(nbcells.code(code[f"{question}-tests"]), f"{question}-tests", "exec"), ns)
 
 
 _namespace: dict = {}
@@ -54,11 +51,6 @@ def _hidden(source):
 
 QUESTIONS = [(name, gid[: -len("-tests")]) for name in ("exit-test", "exercises")
              for gid in cells(name) if gid.endswith("-tests")]
-
-
-@pytest.mark.parametrize("name, question", QUESTIONS, ids=[f"{n}-{q}" for n, q in QUESTIONS])
-def test_the_solution_passes(name, question):
-    run(name, question)
 
 
 @pytest.mark.parametrize("name, question", QUESTIONS, ids=[f"{n}-{q}" for n, q in QUESTIONS])
@@ -115,7 +107,7 @@ def test_as_product_that_calls_memkit_loses_the_points():
         "    return A, B\n"
         "rank_bound_ex2 = 3\n"
     )
-    with pytest.raises(AssertionError, match="must not use memkit"):
+    with pytest.raises(AssertionError, match="memkit is not allowed"):
         run("exit-test", "q6", answer=cheat)
 
 
@@ -135,17 +127,20 @@ def test_the_rank_bound_needs_the_smallest_dimension():
         run("exit-test", "q6", answer=code)
 
 
-def test_the_literals_are_what_memkit_computes():
-    # the hidden tests' numbers, recomputed: a change in memkit that moves them shows here
+def test_memkit_measures_within_the_bands_the_hidden_tests_allow():
+    # the exercises' hidden tests grade measurements against closed forms with tolerances
+    # set from memkit's spread: a change in memkit that moves a measurement out shows here
     from memkit import capacity, memory, scores
 
-    grid = [8, 12, 16, 20, 24, 28, 32, 36, 40]
-    heb = [memory.hebbian_interference_mc(M, 16, trials=400, seed=M) for M in grid]
-    ls = [memory.least_squares_interference_mc(M, 16, trials=400, seed=M) for M in grid]
-    np.testing.assert_allclose(heb, [0.6391, 0.8048, 0.9509, 1.0781, 1.1822, 1.2855, 1.3812, 1.4624, 1.5497],
-                               atol=1e-4)
-    np.testing.assert_allclose(ls, [0, 0, 0, 0.4907, 0.7112, 0.8746, 1.0101, 1.1289, 1.2363], atol=1e-4)
-    assert capacity.capacity_mc(16, scores.score("relu_power", p=2), trials=64, seed=0) == 214
-    table = capacity.capacity_table(64, 8)
-    assert table["softmax"] == pytest.approx(1202604.2841648, rel=1e-9)
-    assert table["relu3"] == pytest.approx(34952.533333, rel=1e-9)
+    grid = np.array([6, 9, 12, 15, 18, 21, 24, 27, 30])
+    heb = np.array([memory.hebbian_interference_mc(int(M), 12, trials=200, seed=int(M)) for M in grid])
+    ls = np.array([memory.least_squares_interference_mc(int(M), 12, trials=200, seed=int(M)) for M in grid])
+    predicted = np.sqrt((grid - 1) / 12)
+    assert np.all((heb > 0.94 * predicted) & (heb < 1.01 * predicted))
+    over = grid > 12
+    assert np.all(ls[~over] < 1e-6) and np.all(np.abs(ls[over] / np.sqrt(grid[over] / 12 - 1) - 1) < 0.06)
+    exact = capacity.relu_power_capacity(12, 2, exact=True)
+    for seed in range(4):
+        measured = capacity.capacity_mc(12, scores.score("relu_power", p=2), trials=64, seed=seed)
+        assert abs(measured / exact - 1) < 0.2
+        assert abs(measured - exact) < abs(measured - capacity.relu_power_capacity(12, 2))
