@@ -262,15 +262,19 @@ def _exit_test_cells():
 
 
 def _grade(answer: str, test_id: str) -> bool:
-    """Run the set-up cell, a submitted answer and a locked test cell (hidden part included)."""
+    """Run the set-up cell, a submitted answer and a locked test cell (hidden part included),
+    with memkit not yet imported, as in a fresh kernel."""
+    from assignment_cells import fresh_memkit
+
     cells = _exit_test_cells()
     namespace: dict = {}
-    exec(cells["setup"], namespace)
-    exec(answer, namespace)
-    try:
-        exec(cells[test_id], namespace)
-    except (AssertionError, RuntimeError, FloatingPointError, ValueError):
-        return False
+    with fresh_memkit():
+        exec(cells["setup"], namespace)
+        exec(answer, namespace)
+        try:
+            exec(cells[test_id], namespace)
+        except (AssertionError, RuntimeError, FloatingPointError, ValueError):
+            return False
     return True
 
 
@@ -319,7 +323,7 @@ q2 = {_Yes("B")}
 '''
     assert not _grade(lying, "q5-tests")
     assert not _grade(lying, "q2-tests")
-    assert _grade('q5 = "A"', "q5-tests")
+    assert _grade('q5 = "B"', "q5-tests")
 
 
 def test_exit_test_hidden_tests_compute_nothing_with_memkit():

@@ -263,18 +263,21 @@ def _run(name, replace=None):
 
     Returns {grade_id: "ok" or the error} for every code cell, hidden tests included.
     """
+    from assignment_cells import fresh_memkit  # memkit unimported, as in a fresh kernel
+
     nb = json.loads((SESSION6 / name).read_text())
     namespace, outcome = {"__name__": "__main__"}, {}
-    for cell in nb["cells"]:
-        if cell["cell_type"] != "code":
-            continue
-        gid = cell["metadata"]["nbgrader"]["grade_id"]
-        source = (replace or {}).get(gid, "".join(cell["source"]))
-        try:
-            exec(compile(source, gid, "exec"), namespace)  # noqa: S102 - our own notebook
-            outcome[gid] = "ok"
-        except Exception as exc:  # noqa: BLE001 - a failing test cell is what we look for
-            outcome[gid] = f"{type(exc).__name__}: {exc}"
+    with fresh_memkit():
+        for cell in nb["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            gid = cell["metadata"]["nbgrader"]["grade_id"]
+            source = (replace or {}).get(gid, "".join(cell["source"]))
+            try:
+                exec(compile(source, gid, "exec"), namespace)  # noqa: S102 - our own notebook
+                outcome[gid] = "ok"
+            except Exception as exc:  # noqa: BLE001 - a failing test cell is what we look for
+                outcome[gid] = f"{type(exc).__name__}: {exc}"
     return outcome
 
 

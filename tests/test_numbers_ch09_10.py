@@ -232,14 +232,17 @@ def _cells(name):
 
 def _failing_tests(name, answers=None):
     """Grade ids of the test cells that raise, with the answer cells of ``answers`` replaced."""
+    from assignment_cells import fresh_memkit  # memkit unimported, as in a fresh kernel
+
     answers = answers or {}
     namespace, failed = {}, set()
-    for grade_id, source in _cells(name):
-        try:
-            exec(compile(answers.get(grade_id, source), f"<{grade_id}>", "exec"), namespace)
-        except Exception:
-            if grade_id.endswith("-tests"):
-                failed.add(grade_id)
+    with fresh_memkit():
+        for grade_id, source in _cells(name):
+            try:
+                exec(compile(answers.get(grade_id, source), f"<{grade_id}>", "exec"), namespace)
+            except Exception:
+                if grade_id.endswith("-tests"):
+                    failed.add(grade_id)
     return failed
 
 
@@ -299,7 +302,7 @@ LYING_ANSWERS = [
 def test_session_7_a_str_with_a_lying_eq_loses_the_points(name, question, answer):
     if answer is None:  # the solution, with its string answer replaced by a liar
         source = dict(_cells(name))[question]
-        target = {"q3": "best_newest", "q5": "best_change"}[question]
+        target = {"q3": "best_mean", "q5": "best_change"}[question]
         answer = source + "\n" + LIAR_SOURCE + f"\n{target} = _Liar({target})\n"
     assert f"{question}-tests" in _failing_tests(name, {question: answer})
 

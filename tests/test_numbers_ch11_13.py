@@ -5,6 +5,7 @@ figures (1.2e6, 6.7e7) are matched to that rounding, integers rounded as printed
 (2731, 34 953), identities to machine precision.
 """
 
+import ast
 import json
 import pathlib
 import re
@@ -210,14 +211,17 @@ def _cells(name):
 
 def _grade(name, question, answer):
     """Run the set-up cell, an answer and the question's full test cell; True if it passes."""
+    from assignment_cells import fresh_memkit  # memkit unimported, as in a fresh kernel
+
     cells = _cells(name)
     scope = {}
-    exec(cells["setup"], scope)
-    exec(answer, scope)
-    try:
-        exec(cells[f"{question}-tests"], scope)
-    except (AssertionError, RuntimeError):
-        return False
+    with fresh_memkit():
+        exec(cells["setup"], scope)
+        exec(answer, scope)
+        try:
+            exec(cells[f"{question}-tests"], scope)
+        except (AssertionError, RuntimeError):
+            return False
     return True
 
 
@@ -233,14 +237,15 @@ CHEATS = {
     ("exit-test.ipynb", "q3"): [
         "import memkit.icl\n"
         "def layer_predictions(X, Y, x_q, eta, layers):\n"
-        "    return memkit.icl.icl_layers(X, Y, x_q, eta, layers)\n",
+        "    W = memkit.icl.gd_steps(X, Y, eta, layers)\n"
+        "    return memkit.icl.icl_layers(X, Y, x_q, eta, layers), np.swapaxes(W @ X.T, 1, 2)\n",
         # right numbers by a closed form that leans on pinv: W_k = W* (I - (I - eta X^T X)^k)
         "def layer_predictions(X, Y, x_q, eta, layers):\n"
         "    G = X.T @ X\n"
         "    W_star = Y.T @ X @ np.linalg.pinv(G)\n"
         "    step = np.eye(G.shape[0]) - eta * G\n"
-        "    return np.array([W_star @ (np.eye(G.shape[0]) - np.linalg.matrix_power(step, k)) @ x_q\n"
-        "                     for k in range(1, layers + 1)])\n",
+        "    Ws = [W_star @ (np.eye(G.shape[0]) - np.linalg.matrix_power(step, k)) for k in range(1, layers + 1)]\n"
+        "    return np.array([W @ x_q for W in Ws]), np.array([X @ W.T for W in Ws])\n",
     ],
     ("exit-test.ipynb", "q8"): [
         "from memkit.edit import rank_one_edit\n"
@@ -271,7 +276,9 @@ def test_session8_the_closed_form_cheat_is_right_but_refused():
     X, Y, xq = rng.standard_normal((6, 3)), rng.standard_normal((6, 2)), rng.standard_normal(3)
     scope = {"np": np}
     exec(CHEATS[("exit-test.ipynb", "q3")][1], scope)
-    assert np.allclose(scope["layer_predictions"](X, Y, xq, 0.05, 4), icl.gd_steps(X, Y, 0.05, 4) @ xq)
+    query, examples = scope["layer_predictions"](X, Y, xq, 0.05, 4)
+    assert np.allclose(query, icl.gd_steps(X, Y, 0.05, 4) @ xq)
+    assert np.allclose(examples, np.swapaxes(icl.gd_steps(X, Y, 0.05, 4) @ X.T, 1, 2))
 
 
 def test_session8_hidden_tests_hold_literal_expected_values():
@@ -284,7 +291,8 @@ def test_session8_hidden_tests_hold_literal_expected_values():
             # expected values are literals: no memkit call computes them at grading time
             assert not re.search(r"memkit\.\w+\.\w+\(", hidden), (name, grade_id)
             assert not re.search(r"\b(icl|edit|recurrent|costs|capacity)\.\w+\(", hidden), (name, grade_id)
-            # every failing assertion carries a message
-            for line in hidden.splitlines():
-                if line.strip().startswith("assert ") and "_library_names" not in line:
-                    assert re.search(r'"q\d: [^"]+"\s*$', line), (name, grade_id, line)
+            # every failing assertion carries a fixed message that names its question
+            for node in ast.walk(ast.parse(hidden)):
+                if isinstance(node, ast.Assert) and "_library_names" not in ast.unparse(node.test):
+                    assert isinstance(node.msg, ast.Constant) and re.fullmatch(
+                        r"q\d+: .+", str(node.msg.value)), (name, grade_id, ast.unparse(node))

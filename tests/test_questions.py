@@ -277,6 +277,30 @@ def test_an_answer_that_imports_memkit_loses_the_points(path, gid):
     assert all(results[k] is None for k in before), "the questions before it keep their points"
 
 
+FUNCTION_QUESTIONS = [
+    (path, gid, node.name)
+    for path, gid in CODE_QUESTIONS
+    for node in ast.parse(nbcells.solution(path, gid)).body
+    if isinstance(node, ast.FunctionDef) and f"{node.name}(" in nbcells.cells(path)[f"{gid}-tests"][1]
+]
+
+
+@pytest.mark.parametrize("path,gid,function", FUNCTION_QUESTIONS,
+                         ids=[f"{p.parent.name}/{p.stem}-{g}-{f}" for p, g, f in FUNCTION_QUESTIONS])
+def test_a_function_that_imports_memkit_when_called_loses_the_points(path, gid, function):
+    """memkit fetched inside the function, out of sight until a test calls it."""
+    answer = nbcells.solution(path, gid) + (
+        f"\n_honest = {function}\n"
+        f"def {function}(*args, **kwargs):\n"
+        "    import importlib\n"
+        "    importlib.import_module('memkit.' + 'attention')\n"
+        "    return _honest(*args, **kwargs)\n"
+    )
+    results = nbcells.run(path, {gid: answer})
+    assert isinstance(results[f"{gid}-tests"], AssertionError)
+    assert "memkit is not allowed" in str(results[f"{gid}-tests"])
+
+
 # the helpers issue 27 found doing the work, and more: each answer computes the right value
 HELPERS = [
     (S5, "q4", "from memkit import attention\n"
