@@ -493,6 +493,8 @@ def test_feedback_grades_and_summary_are_produced(graded_class):
             )
             for page in html.glob("*.html"):
                 assert "HIDDEN TESTS" not in page.read_text(), f"{page}: the hidden tests are shown"
+            # what nbgrader's release_feedback reads beside the pages
+            assert (html / "timestamp.txt").is_file(), student
     out = graded_class["stdout"]
     assert re.search(rf"^{FIRST}\s+{len(made)}\s", out, re.MULTILINE), out[-2000:]
     assert "grades:" in out and "report:" in out

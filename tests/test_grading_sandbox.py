@@ -447,6 +447,22 @@ def test_the_feedback_copy_keeps_the_message_not_the_traceback(tmp_path):
     assert out["traceback"] == ["AssertionError: q1: not the right value"]
 
 
+def test_the_feedback_keeps_what_release_feedback_reads_and_only_when_well_formed(tmp_path):
+    # nbgrader's release_feedback reads timestamp.txt and submission_secret.txt beside the
+    # pages: carried when they are small regular files of nbgrader's form, never otherwise
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    good.mkdir(), bad.mkdir()
+    (good / "timestamp.txt").write_text("2026-12-01 21:34:36.333589 UTC")
+    (good / "submission_secret.txt").write_text("e6d1" * 32)
+    (bad / "timestamp.txt").write_text("<script>alert(1)</script>")
+    (bad / "submission_secret.txt").symlink_to("/etc/shadow")
+    feedback.feedback_copy(good, tmp_path / "good-fb")
+    feedback.feedback_copy(bad, tmp_path / "bad-fb")
+    assert (tmp_path / "good-fb" / "timestamp.txt").read_text().startswith("2026-12-01 21:34")
+    assert (tmp_path / "good-fb" / "submission_secret.txt").read_text() == "e6d1" * 32
+    assert not list((tmp_path / "bad-fb").iterdir())
+
+
 @pytest.mark.parametrize(
     "graded, handed_in, reasons, overruled, status",
     [

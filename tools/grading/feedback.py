@@ -4,21 +4,26 @@ every page cleaned (``tools.grading.sanitize``: nothing a student wrote runs in 
 reader's browser, and the page reads the same without JavaScript).
 
 Depends on: ``tools.grading.outcome``, ``tools.grading.settings``,
-``tools.grading.cells``, ``tools.grading.sanitize``, ``tools.release.assignments``.
+``tools.grading.cells``, ``tools.grading.sanitize``, ``tools.grading.student_files``,
+``tools.release.assignments``.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import json
+import re
 import shutil
 from pathlib import Path
+
+from nbgrader.utils import parse_utc
 
 from tools.release import assignments as course
 from tools.grading.cells import cell_meta, read_nb
 from tools.grading.outcome import Outcome
 from tools.grading.sanitize import clean_html, clean_notebook
 from tools.grading.settings import Settings, grader_env
+from tools.grading.student_files import read_bounded
 
 # nbgrader's feedback preprocessors (nbgrader_config.py), its ClearHiddenTests on the test
 # cells only (tools.grading.sandbox.VisibleTests): a student's cell that holds the marker
@@ -28,6 +33,23 @@ PREPROCESSORS = json.dumps([
     "tools.grading.sandbox.VisibleTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ])
+
+def _is_time(text: str) -> bool:
+    try:
+        parse_utc(text)
+    except (ValueError, OverflowError, TypeError):
+        return False
+    return True
+
+
+# the files of a submission that nbgrader's release_feedback reads beside the feedback
+# pages: the submission's time and the secret its feedback is filed under (hex, as
+# nbgrader's submit writes it)
+EXCHANGE_FILES = {
+    "timestamp.txt": _is_time,
+    "submission_secret.txt": lambda text: re.fullmatch(r"[0-9a-f]{16,256}", text) is not None,
+}
+
 
 def feedback(settings: Settings, outcomes: list[Outcome], jobs: int = 2) -> list[str]:
     """Generate the feedback (HTML) of every graded submission, in ``jobs`` nbgrader processes.
@@ -96,9 +118,18 @@ def feedback_copy(autograded: Path, into: Path) -> None:
     A test cell keeps its error's name and message ("AssertionError: q5: not the right
     choice"): not its traceback, whose lines could show the test, and not what the
     student's code printed or displayed while it ran. The other files of the submission
-    are left out (the feedback is about the notebooks).
+    are left out (the feedback is about the notebooks), but for the two that nbgrader's
+    ``release_feedback`` reads beside the pages (``EXCHANGE_FILES``), each carried only
+    when it is a small regular file of the form nbgrader writes.
     """
     into.mkdir(parents=True, exist_ok=True)
+    for name, valid in EXCHANGE_FILES.items():
+        try:
+            text = read_bounded(autograded / name, 512).decode("ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if valid(text):
+            (into / name).write_text(text)
     for item in sorted(autograded.glob("*.ipynb")):
         if item.is_symlink() or not item.is_file():
             continue
