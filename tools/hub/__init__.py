@@ -4,6 +4,9 @@
     python -m tools.hub stop                                    (make hub-stop)
 
 ==========================  ======================================================
+``exchange``                nbgrader's exchange: the course's folders laid out, a file
+                            system of its own size, a collect that takes only each
+                            student's own submissions (an nbgrader plugin)
 ``local``                   ``make hub``: a hub on this machine with real Unix users,
                             nbgrader's exchange and the course's lab per role
 ``jupyterhub_config.py``    the hub's configuration, read by JupyterHub (not imported)

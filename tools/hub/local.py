@@ -11,23 +11,30 @@
    cannot read, e.g. under /root), from ``requirements.txt``, with memkit installed as a
    package (not editable); a stamp keyed on requirements.txt and memkit's files makes a
    second run quick;
-3. **the lab's files**: ``jupyter/``, ``tools/lab/launch.py``, ``tools/lab/contents.py`` and
-   ``book/`` copied to ``/srv/memcourse/lab`` (world-readable; never ``solutions/``), with
-   the page config of each role (the student's shows the *Assignments* tab);
+3. **the lab's files**: ``jupyter/``, ``book/``, the lab's modules of ``tools/lab/``, the
+   grader's sanitizer (``tools/grading/sanitize.py``, with the modules its package imports)
+   and the exchange's collect, copied to ``/srv/memcourse/lab`` (world-readable; never
+   ``solutions/``), with the page config of each role (the student's shows the
+   *Assignments* tab);
 4. **the users**: group ``memcourse``, ``mc-instructor`` and ``mc-student1`` ...
    (``--prefix``), with passwords (kept in the state folder, readable by root only, and
    printed), homes of mode 700, and each user's ``~/.jupyter/nbgrader_config.py`` naming
    the exchange and the course (``memcourse``); the instructor gets the course folder
    ``~/memcourse`` (a copy of the course's tracked files, ``.venv`` linked to the users'
    environment, so ``make grade`` works there);
-5. **the exchange**: ``/srv/nbgrader/exchange`` (nbgrader's default), mode 1777;
+5. **the exchange**: ``/srv/nbgrader/exchange`` (nbgrader's default), mode 1777, on a file
+   system of its own (an ext4 image of ``--exchange-size`` MB in the state folder,
+   loop-mounted), with the course's folders made for the instructor before anyone can
+   squat them; each user's nbgrader is given the largest submission (``--submission-size``)
+   and the instructor's the course's collect (``tools.hub.exchange``);
 6. **JupyterHub** (``tools/hub/jupyterhub_config.py``) on 127.0.0.1, PAM logins of the group,
    one single-user server per user run as that user (``jupyterhub-singleuser`` of the
    users' environment), started in the background; its PID and the proxy's are kept in
    the state folder ``/srv/memcourse/hub``.
 
 ``stop`` stops the hub by its PID (the hub stops the single-user servers and the proxy),
-then any of them still alive, by the PIDs the hub recorded.
+then any of them still alive, by the PIDs the hub recorded, then every process of the
+hub's users (whatever a terminal or a kernel left running), then unmounts the exchange.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from tools import ROOT
+from tools.hub import exchange
 
 CONFIG_FILE = Path(__file__).with_name("jupyterhub_config.py")
 PREFIX = Path(os.environ.get("MEMCOURSE_HUB_PREFIX", "/srv/memcourse"))
@@ -58,9 +66,13 @@ COURSE_ID = "memcourse"
 GROUP = "memcourse"
 PROXY_PACKAGE = "configurable-http-proxy@5"
 SYSTEM_PYTHON = "/usr/bin/python3"
-# what the single-user servers need of the course (world-readable; never solutions/)
+# what the single-user servers need of the course (world-readable; never solutions/): the
+# lab, the guard of the pages that show a student's work with the grader's sanitizer (and
+# the modules its package imports), and the exchange's collect (an nbgrader plugin)
 LAB_FILES = ["jupyter", "book", "tools/__init__.py", "tools/lab/__init__.py",
-             "tools/lab/launch.py", "tools/lab/contents.py"]
+             "tools/lab/launch.py", "tools/lab/contents.py", "tools/lab/student_work.py",
+             "tools/grading/__init__.py", "tools/grading/sanitize.py", "tools/release",
+             "tools/hub/__init__.py", "tools/hub/exchange.py"]
 # what memkit's package is built from
 PACKAGE_FILES = ["memkit", "pyproject.toml", "README.md"]
 
@@ -95,6 +107,8 @@ class Hub:
     users: str = "mc-"                          # user names: <users>instructor, <users>studentN
     students: int = 2
     port: int = 8000
+    exchange_mb: int = 1024                     # the exchange's file system (0: the disk's)
+    submission_mb: int = 20                     # one submission, at submit and at collect
     extra_env: dict = field(default_factory=dict)
 
     @property
@@ -274,13 +288,22 @@ def _nbgrader_config(hub: Hub, user: str) -> None:
     """~/.jupyter/nbgrader_config.py: the exchange and the course (nbgrader's hub setup)."""
     folder = hub.home(user) / ".jupyter"
     folder.mkdir(exist_ok=True)
+    limit = hub.submission_mb * 1000  # nbgrader's kB
     lines = ["# written by `make hub` (tools/hub/local.py)", "c = get_config()  # noqa: F821",
              f"c.Exchange.root = {str(hub.exchange)!r}",
              f"c.CourseDirectory.course_id = {COURSE_ID!r}",
              "# fetched into ~/memcourse/session-N, beside ~/book as in the course folder",
-             "c.Exchange.path_includes_course = True"]
+             "c.Exchange.path_includes_course = True",
+             f"# a submission of at most {hub.submission_mb} MB (nbgrader submit, and collect)",
+             f"c.CourseDirectory.max_dir_size = {limit}",
+             f"c.CourseDirectory.max_file_size = {limit}"]
     if user == hub.instructor:
-        lines.append(f"c.CourseDirectory.root = {str(hub.home(user) / COURSE_ID)!r}")
+        lines += [f"c.CourseDirectory.root = {str(hub.home(user) / COURSE_ID)!r}",
+                  "# collect only each student's own submissions, at the file system's time",
+                  "c.ExchangeFactory.collect = 'tools.hub.exchange.CourseCollect'",
+                  f"c.CourseCollect.group = {GROUP!r}"]
+    else:  # fetch, submit, fetch_feedback from any folder, as from the home
+        lines.append(f"c.Exchange.assignment_dir = {str(hub.home(user))!r}")
     (folder / "nbgrader_config.py").write_text("\n".join(lines) + "\n")
     for path in (folder, folder / "nbgrader_config.py"):
         _as_user(user, path)
@@ -314,9 +337,17 @@ def ensure_course(hub: Hub) -> None:
 
 # -- 5. the exchange ---------------------------------------------------------------
 def ensure_exchange(hub: Hub) -> None:
-    """nbgrader's exchange: everyone may write, nobody may delete another's files."""
-    hub.exchange.mkdir(parents=True, exist_ok=True)
-    os.chmod(hub.exchange, 0o1777)
+    """nbgrader's exchange on a file system of its own size, the course's folders laid
+    out for the instructor before any student can squat them (``tools.hub.exchange``)."""
+    hub.state.mkdir(parents=True, exist_ok=True)
+    os.chmod(hub.state, 0o700)
+    if hub.exchange_mb:
+        say("the exchange: " + exchange.mount_limited(hub.exchange, hub.state / "exchange.img",
+                                                      hub.exchange_mb))
+    else:
+        say(f"the exchange {hub.exchange} shares the disk (--exchange-size 0)")
+    for line in exchange.lay_out(hub.exchange, COURSE_ID, hub.instructor):
+        say("WARNING: " + line)
     parent = hub.exchange.parent
     while parent != parent.parent and not os.stat(parent).st_mode & 0o001:
         os.chmod(parent, os.stat(parent).st_mode | 0o011)  # reachable by the users
@@ -421,8 +452,63 @@ def _wait_gone(pid: int, timeout: float) -> bool:
     return False
 
 
+def hub_users(hub: Hub) -> list[str]:
+    """The Unix users this hub made (its passwords file), or the ones it would make."""
+    known = hub.state / "passwords.json"
+    try:
+        return list(json.loads(known.read_text()))
+    except (OSError, ValueError):
+        return [hub.instructor] + hub.student_names
+
+
+def processes_of(uids: set[int]) -> list[int]:
+    """PIDs of the processes whose real user is one of ``uids`` (from /proc)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status") as status:
+                uid = next(int(line.split()[1]) for line in status if line.startswith("Uid:"))
+        except (OSError, StopIteration, ValueError):
+            continue
+        if uid in uids:
+            found.append(int(entry.name))
+    return found
+
+
+def end_processes(users: list[str], grace: float = 5) -> list[int]:
+    """Every process of these users ended, however it was started (``setsid nohup``,
+    double-forked, a fork loop): ``kill(-1)`` run as each user signals all of theirs in
+    one call, SIGTERM, then SIGKILL until none is left. Returns the PIDs found."""
+    ids = {}
+    for user in users:
+        try:
+            entry = pwd.getpwnam(user)
+        except KeyError:
+            continue
+        if entry.pw_uid != 0:
+            ids[entry.pw_uid] = entry.pw_gid
+    ended = processes_of(set(ids))
+    deadline = time.monotonic() + grace
+    for sig in ["TERM"] + ["KILL"] * 20:
+        for uid, gid in ids.items():  # signals every process of that user but the sender
+            subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups",
+                            "kill", "-s", sig, "--", "-1"], capture_output=True, check=False)
+        while processes_of(set(ids)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if not processes_of(set(ids)):
+            break
+        deadline = time.monotonic() + 1
+    left = processes_of(set(ids))
+    if left:
+        raise RuntimeError(f"processes of the hub's users still running: {left}")
+    return ended
+
+
 def stop(hub: Hub, timeout: float = 30) -> list[int]:
-    """Stop the hub by its PID, then whatever it left (servers, proxy), by their PIDs."""
+    """Stop the hub by its PID, then whatever it left (servers, proxy), by their PIDs; then
+    every process of the hub's users; then unmount the exchange's file system."""
     pid = running_pid(hub.state / "hub.pid")
     others = _server_pids(hub)
     proxy = running_pid(hub.state / "proxy.pid")
@@ -445,6 +531,9 @@ def stop(hub: Hub, timeout: float = 30) -> list[int]:
         stopped.append(other)
     for name in ("hub.pid", "proxy.pid"):
         (hub.state / name).unlink(missing_ok=True)
+    stopped += end_processes(hub_users(hub))
+    if hub.exchange_mb:
+        exchange.unmount(hub.exchange)
     return stopped
 
 
@@ -454,8 +543,9 @@ def install(hub: Hub) -> dict[str, str]:
     ensure_proxy(hub)
     ensure_venv(hub)
     ensure_lab(hub)
-    ensure_exchange(hub)
-    return ensure_users(hub)
+    passwords = ensure_users(hub)
+    ensure_exchange(hub)  # before the hub starts: no student has logged in yet
+    return passwords
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -465,8 +555,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=int(os.environ.get("HUB_PORT") or 0),
                         help="default 8000, or a free port if 8000 is taken")
     parser.add_argument("--students", type=int, default=2)
+    parser.add_argument("--exchange-size", type=int, default=Hub.exchange_mb, metavar="MB",
+                        help="the exchange's own file system, made once (default %(default)s; "
+                             "0: none, the exchange shares the disk)")
+    parser.add_argument("--submission-size", type=int, default=Hub.submission_mb, metavar="MB",
+                        help="the largest submission, at submit and at collect (default %(default)s)")
     args = parser.parse_args(argv)
-    hub = Hub(students=args.students)
+    hub = Hub(students=args.students, exchange_mb=args.exchange_size,
+              submission_mb=args.submission_size)
     if args.action == "stop":
         stopped = stop(hub)
         say(f"stopped PIDs {' '.join(map(str, stopped))}" if stopped else "no hub was running")
@@ -482,7 +578,8 @@ def main(argv: list[str] | None = None) -> int:
         say(f"  {user:<16} {password:<14} {role}")
     say(f"Students: menu Nbgrader > Assignment List (Fetch, then Submit). Instructor: Formgrader,"
         f" and a terminal in ~/{COURSE_ID} (nbgrader release_assignment session-3, nbgrader"
-        " collect session-3, make grade, nbgrader release_feedback session-3).")
+        " collect session-3, make grade, nbgrader release_feedback session-3); the entries"
+        f" collect refuses are listed in ~/{COURSE_ID}/refused/<assignment>.csv.")
     say("Stop it with: make hub-stop")
     return 0
 
