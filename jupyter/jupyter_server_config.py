@@ -14,11 +14,18 @@ c.ServerApp.contents_manager_class = "tools.lab.contents.CourseContentsManager"
 c.LabApp.custom_css = True
 c.ServerApp.jpserver_extensions = {
     "tools.lab.launch": True,
+    # what a student wrote runs in nobody's browser: Formgrader's pages sanitized, every
+    # page under a Content-Security-Policy, a submission's files in a sandbox
+    "tools.lab.student_work": True,
     "nbgrader.server_extensions.validate_assignment": True,
     "nbgrader.server_extensions.formgrader": instructor,
     "nbgrader.server_extensions.course_list": instructor,
     "nbgrader.server_extensions.assignment_list": instructor or exchange,
 }
+
+# a terminal is the server's own environment (the course's Python first on PATH, as the
+# server was started with): not a login shell, whose /etc/profile would put it back
+c.ServerApp.terminado_settings = {"shell_command": [os.environ.get("SHELL") or "/bin/sh"]}
 
 # kernels talk to the server over encrypted channels (CurveZMQ), so they print no
 # warning about plain-text TCP
@@ -27,4 +34,5 @@ c.KernelManager.transport_encryption = "auto"
 # Formgrader and the other nbgrader pages are shown in JupyterLab in an iframe of the same
 # server: allow that framing ('self'), which JupyterHub's single-user server otherwise
 # forbids ("frame-ancestors 'none'", and Formgrader's tab says "refused to connect").
+# (HTML pages get a fuller policy from tools/lab/student_work.py, with the same framing.)
 c.ServerApp.tornado_settings = {"headers": {"Content-Security-Policy": "frame-ancestors 'self'"}}

@@ -152,8 +152,10 @@ def test_each_stage_imports_and_says_what_it_depends_on(name):
 
 
 ROLES = {"book", "grading", "hub", "lab", "release"}
-# which role package may import which (one way: no package imports back)
-PACKAGE_ARROWS = {"grading": {"release"}, "hub": {"lab"}}
+# which role package may import which (one way: no package imports back); the lab imports
+# the grader's sanitizer (issue 26): the instructor's Formgrader renders a submission
+# through the one sanitizer the grader cleans feedback with
+PACKAGE_ARROWS = {"grading": {"release"}, "hub": {"lab"}, "lab": {"grading"}}
 MAX_LINES = 600
 
 

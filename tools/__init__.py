@@ -14,7 +14,9 @@
 
 The packages import each other one way (``tests/test_import_graph.py``): ``grading``
 imports ``release`` (where the assignments live, nbgrader's environment), ``hub`` imports
-``lab`` (the lab each user gets), and no other package imports another.
+``lab`` (the lab each user gets), ``lab`` imports ``grading``'s sanitizer (the instructor's
+Formgrader shows a submission cleaned as the grader cleans its feedback), and no other
+package imports another.
 """
 
 from pathlib import Path

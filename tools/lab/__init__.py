@@ -8,10 +8,13 @@ In the order a student meets them:
                   extension that serves the lab's custom CSS
 ``contents``      the contents manager: chapters (MyST Markdown) open as notebooks
                   drawn as the book draws them, and are saved unchanged
+``student_work``  a student's work shown runs nothing: Formgrader's pages sanitized
+                  and guarded, every page under a Content-Security-Policy
 ``check``         ``make check``: the visible tests of the student's notebooks
 ``browser``       the test driver: the lab on a free port, driven in headless
                   Chromium (tests and ``make bench``)
 ================  ================================================================
 
-Each module imports only the ones above it, and nothing of another package of ``tools``.
+Each module imports only the ones above it, and of another package of ``tools`` only the
+grader's sanitizer (``student_work`` imports ``tools.grading.sanitize``: one sanitizer).
 """

@@ -10,6 +10,7 @@ Playwright (never `playwright install`).
 
 from __future__ import annotations
 
+import re
 import secrets
 import shutil
 import socket
@@ -231,6 +232,52 @@ SAVE_AND_CLOSE = """async (id) => {
   widget.dispose();
   return dirty;
 }"""
+
+
+# a command in a terminal of the lab (JupyterLab's terminal service, as File > New >
+# Terminal opens one): the shell's output, and the command's exit status, read from a
+# line the shell computes (the echoed command line cannot hold it)
+TERMINAL = """async ([command, seconds]) => {
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  const session = await window.jupyterapp.serviceManager.terminals.startNew();
+  let out = '';
+  session.messageReceived.connect((_, msg) => { if (msg.type === 'stdout') out += msg.content[0]; });
+  for (let i = 0; i < 100 && !out; i++) await sleep(100);  // the shell's first prompt
+  session.send({type: 'stdin', content: [command + '; echo "__end_$((6*7))_$?__"\\r']});
+  const done = /__end_42_(\\d+)__/;
+  const started = Date.now();
+  while (!done.test(out) && Date.now() - started < seconds * 1000) await sleep(200);
+  const match = out.match(done);
+  await session.shutdown();
+  return {output: out, status: match ? Number(match[1]) : null};
+}"""
+
+# open a file with a viewer; wait for it to be drawn
+OPEN = """async ([path, factory]) => {
+  const app = window.jupyterapp;
+  const widget = await app.commands.execute('docmanager:open', {path, factory});
+  await widget.context.ready;
+  app.shell.activateById(widget.id);
+  await new Promise(r => setTimeout(r, 2000));
+  return widget.id;
+}"""
+
+# the HTML viewer's "Trust HTML" on the widget ``id``: its frame may run scripts
+TRUST_HTML = """async (id) => {
+  const app = window.jupyterapp;
+  app.shell.activateById(id);
+  await app.commands.execute('htmlviewer:trust-html');
+  await new Promise(r => setTimeout(r, 2000));
+  const widget = Array.from(app.shell.widgets('main')).find(w => w.id === id);
+  return widget.content.sandbox;
+}"""
+
+
+def run_in_terminal(page, command: str, seconds: float = 600) -> tuple[int | None, str]:
+    """(exit status, output without terminal escapes) of ``command`` in a lab terminal."""
+    done = page.evaluate(TERMINAL, [command, seconds])
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r", "", done["output"])
+    return done["status"], text
 
 
 def launch_browser(playwright):

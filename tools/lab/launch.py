@@ -76,6 +76,8 @@ def environment(role: str = "student", base: dict | None = None) -> dict:
     env["JUPYTER_CONFIG_PATH"] = _path(generated, CONFIG, inherited=env.get("JUPYTER_CONFIG_PATH"))
     env["JUPYTER_PATH"] = _path(CONFIG, inherited=env.get("JUPYTER_PATH"))
     env["PYTHONPATH"] = _path(ROOT, inherited=env.get("PYTHONPATH"))
+    # a terminal of the lab finds the course's nbgrader, python, jupyter first
+    env["PATH"] = _path(Path(sys.executable).parent, inherited=env.get("PATH"))
     env["MEMCOURSE_ROLE"] = role
     env["MEMCOURSE_EXCHANGE_FOUND"] = "1" if exchange else "0"
     return env
