@@ -1,40 +1,52 @@
-"""Issue 15: the course on a real JupyterHub, the whole assignment loop end to end.
+"""Issues 15 and 26: the course on a real JupyterHub, the whole assignment loop end to end,
+with every attack of issue 26 played by a student and refused.
 
 The ``hub`` fixture does what `make hub` does (tools/hub/local.py), with users of its own
 (``mct-instructor``, ``mct-student1``, ``mct-student2``, removed at the end), its own
-exchange and hub state in a temporary folder, and a free port of 127.0.0.1; the users'
-environment (/srv/memcourse/venv) and the proxy are the shared ones `make hub` installs
-(made on the first run, a few minutes; then checked in a second). It stops the hub, and
-whatever the hub left, by PID.
+exchange (a 64 MB file system of its own), hub state in a temporary folder and a free
+port of 127.0.0.1; the users' environment (/srv/memcourse/venv) and the proxy are the
+shared ones `make hub` installs (made on the first run, a few minutes; then checked in a
+second). It stops the hub, and whatever the hub left, by PID.
 
-The loop: the instructor releases session 3 (``nbgrader release_assignment`` as that Unix
-user); two students log in through the hub's login page in headless Chromium, open the
-*Assignments* tab (menu Nbgrader), fetch session 3, answer (student1 every question with
-the solution's answer, student2 the first half), save and submit there; the instructor
-collects, grades with ``make grade`` in the course folder and releases the feedback
-(``nbgrader release_feedback``); each student fetches their own feedback in the
-Assignments tab. Then, as the students' Unix users: nobody reads another's feedback or
-the instructor's solutions, autograded notebooks or gradebook. The grades equal those of
-`make grade` run on a copy of the collected notebooks. Last, the instructor logs in and
-Formgrader shows in its tab. Screenshots: _build/screenshots/hub-*.png; the grading log,
-submissions and feedback of the last run: _build/hub-test/.
+The loop, through the hub's login page in headless Chromium: the instructor releases
+session 3 in a terminal of their lab (File > New > Terminal, run through JupyterLab's
+terminal service); two students fetch it in the *Assignments* tab, answer (student1
+every question with the solution's answer, and scripts in a written answer, an added
+cell, an answer's output and a file of the submission; student2 the first half), save
+and submit there (student2 once more from a terminal in another folder); then the
+attacks of issue 26 (a submission in the classmate's name, one dated 2099, a malformed
+entry, a link to the solutions, a FIFO, one over the size limit, a squatted release
+folder, a disk filled); the instructor collects, grades with ``make grade`` and releases
+the feedback in the terminal; each student fetches their own feedback in the
+Assignments tab. Then the instructor opens student1's submission in Formgrader's manual
+grading, in the lab (the notebooks, the feedback page and the submitted page, trusted),
+and a marker proves that no script of the student ran. As the students' Unix users,
+nobody reads another's feedback or the instructor's solutions, autograded notebooks or
+gradebook. The grades equal those of `make grade` run on a copy of the collected
+notebooks. Last, `make hub-stop`'s stop leaves no process of the hub's users (student1
+left one with ``setsid nohup`` in a terminal). Screenshots: _build/screenshots/hub-*.png;
+the grading log, submissions and feedback of the last run: _build/hub-test/.
 """
 
 from __future__ import annotations
 
+import calendar
 import csv
 import json
 import os
 import pwd
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
+from tools.hub import exchange as course_exchange
 from tools.hub import local as course_hub
 from tools.lab import browser as lab_browser
 
@@ -45,6 +57,35 @@ ASSIGNMENT = "session-3"
 COURSE = "memcourse"  # fetched into ~/memcourse/session-3, beside ~/book
 NOTEBOOKS = ["exercises", "exit-test"]
 WAIT = 180_000  # ms: a single-user server starting on a loaded 2-core machine
+EXCHANGE_MB, SUBMISSION_MB = 64, 5
+
+
+def pwn(where: str) -> str:
+    """What a student's script would do in the instructor's browser: leave a marker in the
+    top window and ask the server for /pwned/<where> (seen by the browser's request log)."""
+    return f"(top.__pwned=top.__pwned||[]).push(`{where}`);fetch(`/pwned/{where}`)"
+
+
+WRITTEN = (f'My answer. <img src="x" onerror="{pwn("written-img")}"> '
+           f'<script>{pwn("written-script")}</script> [see](javascript:{pwn("written-link")})\n')
+ADDED_CELL = f'A cell of my own <img src="x" onerror="{pwn("added-cell")}">'
+_IMG = f'<img src=x onerror="{pwn("output-img")}">'
+_SCRIPT = f"<script>{pwn('output-script')}</script>"
+_SVG = f'<svg xmlns="http://www.w3.org/2000/svg" onload="{pwn("output-svg")}"><circle r="4"/></svg>'
+OUTPUTS = ("from IPython.display import HTML, SVG, Javascript, display\n"
+           f"display(HTML({_IMG!r}))\ndisplay(HTML({_SCRIPT!r}))\n"
+           f"display(Javascript({pwn('output-js')!r}))\ndisplay(SVG({_SVG!r}))\n")
+PAGE = (f"<html><body><h1>My notes</h1><script>{pwn('page-script')}</script>"
+        f'<img src="x" onerror="{pwn("page-img")}"></body></html>')
+PWNED = """() => {
+  const found = [];
+  const visit = w => {
+    try { if (w.__pwned) found.push(...w.__pwned); } catch (e) { return; }
+    for (let i = 0; i < w.frames.length; i++) visit(w.frames[i]);
+  };
+  visit(window.top);
+  return found;
+}"""
 
 
 def remove_user(name: str) -> None:
@@ -64,13 +105,18 @@ def as_user(hub, user: str, argv: list[str], cwd: Path | None = None, timeout: f
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
+def sh(hub, user: str, script: str):
+    return as_user(hub, user, ["bash", "-c", script])
+
+
 @pytest.fixture(scope="module")
 def hub():
     assert os.geteuid() == 0, "the hub test creates Unix users: run the tests as root"
     base = Path(tempfile.mkdtemp(prefix="memcourse-hubtest-"))
     os.chmod(base, 0o755)  # the users reach the exchange inside it
     hub = course_hub.Hub(state=base / "state", exchange=base / "exchange", users="mct-",
-                         students=2, port=course_hub.free_port(),
+                         students=2, port=course_hub.free_port(), exchange_mb=EXCHANGE_MB,
+                         submission_mb=SUBMISSION_MB,
                          extra_env={"MEMCOURSE_HUB_EXPOSE_APP": "1"})
     users = [hub.instructor] + hub.student_names
     for user in users:  # left by a run that was killed before its teardown
@@ -84,12 +130,9 @@ def hub():
         yield hub, passwords
     finally:
         course_hub.stop(hub)
-        left = {u: subprocess.run(["pgrep", "-u", u], capture_output=True, text=True).stdout.split()
-                for u in users}
         for user in users:
             remove_user(user)
         shutil.rmtree(base, ignore_errors=True)
-        assert not any(left.values()), f"processes left running after the hub stopped: {left}"
 
 
 @pytest.fixture(scope="module")
@@ -107,8 +150,9 @@ def shot(page, name: str) -> None:
     page.screenshot(path=str(SHOTS / f"hub-{name}.png"))
 
 
-def answers(part: float) -> dict[str, dict[str, str]]:
-    """grade id -> the solution's answer (markers removed), per notebook; ``part`` of them."""
+def answers(part: float, attack: bool = False) -> dict[str, dict[str, str]]:
+    """grade id -> the solution's answer (markers removed), per notebook; ``part`` of them;
+    with ``attack``, the written answer and q1's answer carry scripts."""
     out = {}
     for name in NOTEBOOKS:
         nb = json.loads((ROOT / "solutions" / ASSIGNMENT / f"{name}.ipynb").read_text())
@@ -120,10 +164,13 @@ def answers(part: float) -> dict[str, dict[str, str]]:
                 if not re.match(r"\s*(#+|<!--)?\s*(BEGIN|END) SOLUTION", line))
             for c in keep
         }
+    if attack:
+        out["exit-test"]["q6-written"] = WRITTEN + out["exit-test"]["q6-written"]
+        out["exit-test"]["q1"] = OUTPUTS + out["exit-test"]["q1"]
     return out
 
 
-ANSWER = """async ([path, answers]) => {
+ANSWER = """async ([path, answers, extra]) => {
   const app = window.jupyterapp;
   const widget = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
   await widget.context.ready;
@@ -136,6 +183,7 @@ ANSWER = """async ([path, answers]) => {
       changed++;
     }
   }
+  if (extra) widget.content.model.sharedModel.insertCell(1, {cell_type: 'markdown', source: extra});
   await widget.context.save();
   await widget.sessionContext.shutdown();
   if (widget.context.model.dirty) await widget.context.save();  // a late kernel-info change
@@ -147,6 +195,8 @@ ANSWER = """async ([path, answers]) => {
 
 def log_in(browser, hub, user: str, password: str):
     context = browser.new_context(viewport={"width": 1300, "height": 900})
+    context.pwned = []  # requests a student's script would make
+    context.on("request", lambda r: context.pwned.append(r.url) if "/pwned/" in r.url else None)
     page = context.new_page()
     page.set_default_timeout(WAIT)
     page.goto(f"{hub.url}/hub/login")
@@ -183,18 +233,70 @@ def wait_text(locator, text: str, timeout: float = WAIT / 1000) -> None:
         time.sleep(0.5)
 
 
+def terminal(page, command: str, seconds: float = 600) -> str:
+    """Run a README command in a terminal of the user's lab; its output (it must succeed)."""
+    status, output = lab_browser.run_in_terminal(page, command, seconds)
+    assert status == 0, f"{command!r} ended with {status}:\n{output[-3000:]}"
+    return output
+
+
+def inbound(hub) -> Path:
+    return hub.exchange / COURSE / "inbound"
+
+
+def play_attacks(hub) -> dict[str, str]:
+    """Issue 26's attacks on the exchange, as the students' Unix users, after their honest
+    submissions; entry name -> what it is. Each entry is newer than the honest one."""
+    one, two = hub.student_names
+    now = time.strftime("%Y-%m-%d %H:%M:%S.000000 UTC", time.gmtime())
+    entries = {}
+    # item 2: student1 hands in under student2's name with nbgrader itself
+    forged = as_user(hub, one, ["nbgrader", "submit", ASSIGNMENT, "--student", two])
+    assert forged.returncode == 0, forged.stdout + forged.stderr  # nbgrader lets it through
+    entries[next(p.name for p in inbound(hub).iterdir()
+                 if p.name.startswith(f"{two}+") and p.owner() == one)] = "forged"
+    # item 3: a malformed entry; a link to the instructor's solutions; a FIFO
+    solution = hub.course_dir() / "solutions" / ASSIGNMENT / "exit-test.ipynb"
+    made = sh(hub, one, f"""set -e; cd '{inbound(hub)}'
+        touch '{one}+{ASSIGNMENT}+not-a-time'
+        mkdir '{one}+{ASSIGNMENT}+{now}+link'
+        ln -s '{solution}' '{one}+{ASSIGNMENT}+{now}+link/exit-test.ipynb'""")
+    assert made.returncode == 0, made.stderr
+    entries[f"{one}+{ASSIGNMENT}+not-a-time"] = "malformed"
+    entries[f"{one}+{ASSIGNMENT}+{now}+link"] = "link"
+    made = sh(hub, two, f"""set -e; cd '{inbound(hub)}'
+        mkdir '{two}+{ASSIGNMENT}+{now}+big' && cd '{two}+{ASSIGNMENT}+{now}+big'
+        head -c {(SUBMISSION_MB + 1) * 1000 * 1000} /dev/zero > exercises.ipynb; cd ..
+        mkdir -p '{two}+{ASSIGNMENT}+{now}+pipe' && mkfifo '{two}+{ASSIGNMENT}+{now}+pipe/exit-test.ipynb'""")
+    assert made.returncode == 0, made.stderr
+    entries[f"{two}+{ASSIGNMENT}+{now}+big"] = "oversized"
+    entries[f"{two}+{ASSIGNMENT}+{now}+pipe"] = "fifo"
+    return entries
+
+
 @pytest.fixture(scope="module")
 def loop(hub, browser):
-    """The whole loop; returns what the checks need."""
+    """The whole loop, with the attacks; returns what the checks need."""
     hub, passwords = hub
     instructor, (full, partly) = hub.instructor, hub.student_names
     course = hub.course_dir()
-    timings = {}
-    t0 = time.monotonic()
+    timings, seen = {}, {}
+    t0, started = time.monotonic(), time.time()
 
-    released = as_user(hub, instructor, ["nbgrader", "release_assignment", ASSIGNMENT], course)
-    assert released.returncode == 0, released.stdout + released.stderr
-    assert (hub.exchange / "memcourse" / "outbound" / ASSIGNMENT / "exit-test.ipynb").exists()
+    # item 4: before the first release a student cannot put a release of their own
+    squat = sh(hub, full, f"mkdir -p '{hub.exchange}/{COURSE}/outbound/{ASSIGNMENT}'")
+    seen["squat"] = squat.returncode, squat.stderr
+
+    ipage = log_in(browser, hub, instructor, passwords[instructor])
+    released = terminal(ipage, f"cd ~/{COURSE} && nbgrader release_assignment {ASSIGNMENT}")
+    outbound = hub.exchange / COURSE / "outbound" / ASSIGNMENT
+    assert (outbound / "exit-test.ipynb").exists(), released
+    # item 2: an entry of student1 dated 2099 (the release, blank), made before their real one
+    dated = f"{full}+{ASSIGNMENT}+2099-01-01 00:00:00.000000 UTC+dated"
+    made = sh(hub, full, f"""set -e; mkdir '{inbound(hub)}/{dated}'
+        echo '2099-01-01 00:00:00.000000 UTC' > '{inbound(hub)}/{dated}/timestamp.txt'
+        cp '{outbound}'/*.ipynb '{inbound(hub)}/{dated}/'""")
+    assert made.returncode == 0, made.stderr
 
     pages = {}
     for student, part in ((full, 1.0), (partly, 0.5)):
@@ -212,8 +314,10 @@ def loop(hub, browser):
         links = re.findall(r"\]\((\.\./\.\./book/[^)#]+)", notebook.read_text())
         assert links, "no chapter links in the fetched exit test"
         assert all((notebook.parent / link).is_file() for link in links), links
-        for name, given in answers(part).items():
-            done = page.evaluate(ANSWER, [f"{COURSE}/{ASSIGNMENT}/{name}.ipynb", given])
+        attack = student == full
+        for name, given in answers(part, attack).items():
+            extra = ADDED_CELL if attack and name == "exit-test" else None
+            done = page.evaluate(ANSWER, [f"{COURSE}/{ASSIGNMENT}/{name}.ipynb", given, extra])
             assert done == {"changed": len(given), "dirty": False}, (student, name, done)
             saved = json.loads((hub.home(student) / COURSE / ASSIGNMENT / f"{name}.ipynb")
                                .read_text())
@@ -221,32 +325,42 @@ def loop(hub, browser):
                        for c in saved["cells"]}
             assert all(on_disk.get(gid) == answer for gid, answer in given.items()), (
                 student, name, "answers not saved")
+        if attack:  # a page of the student's handed in beside the notebooks
+            assert sh(hub, full, f"cat > ~/{COURSE}/{ASSIGNMENT}/notes.html <<'EOF'\n{PAGE}\nEOF"
+                      ).returncode == 0
         open_assignments(page)
         row(page, "fetched_assignments_list").locator("button", has_text="Submit").click()
         wait_text(page.locator("#submitted_assignments_list"), ASSIGNMENT)
         if student == full:
             shot(page, "submitted")
+    # item 6: a student's terminal, in another folder than the home, as the README says
+    seen["student terminal"] = terminal(pages[partly], f"cd ~/book && which nbgrader && "
+                                                       f"nbgrader submit {ASSIGNMENT}")
     timings["students fetched, answered, submitted"] = time.monotonic() - t0
 
-    collected = as_user(hub, instructor, ["nbgrader", "collect", ASSIGNMENT], course)
-    assert collected.returncode == 0, collected.stdout + collected.stderr
+    # items 2, 3, 5: the attacks, then a disk filled and a daemon left running (item 7)
+    attacks = play_attacks(hub)
+    filled = sh(hub, partly, f"head -c {2 * EXCHANGE_MB}M /dev/zero > '{inbound(hub)}/{partly}-fill'")
+    seen["fill"] = filled.returncode, filled.stderr, (inbound(hub) / f"{partly}-fill").stat().st_size
+    (inbound(hub) / f"{partly}-fill").unlink()
+    terminal(pages[full], "(setsid nohup sleep 100007 > /dev/null 2>&1 < /dev/null &)")
+    seen["daemon"] = [pid for pid in course_hub.processes_of({pwd.getpwnam(full).pw_uid})
+                      if Path(f"/proc/{pid}/cmdline").read_bytes() == b"sleep\0100007\0"]
+
+    t1 = time.monotonic()
+    seen["collect"] = terminal(ipage, f"cd ~/{COURSE} && nbgrader collect {ASSIGNMENT}")
     for student in (full, partly):
         for name in NOTEBOOKS:
             assert (course / "submitted" / student / ASSIGNMENT / f"{name}.ipynb").exists()
-
-    t1 = time.monotonic()
-    graded = as_user(hub, instructor, ["make", "grade", f"ASSIGNMENTS={ASSIGNMENT}"], course,
-                     timeout=900)
+    graded = terminal(ipage, f"cd ~/{COURSE} && make grade ASSIGNMENTS={ASSIGNMENT}", 900)
     KEPT.mkdir(parents=True, exist_ok=True)  # what grading said, kept for a person to read
-    (KEPT / "make-grade.log").write_text(graded.stdout + graded.stderr)
-    for name in ("submitted", "autograded", "feedback"):
+    (KEPT / "make-grade.log").write_text(graded)
+    for name in ("submitted", "autograded", "feedback", "refused"):
         shutil.rmtree(KEPT / name, ignore_errors=True)
         if (course / name).is_dir():
             shutil.copytree(course / name, KEPT / name)
-    assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
-    timings["make grade on the hub"] = time.monotonic() - t1
-    released_fb = as_user(hub, instructor, ["nbgrader", "release_feedback", ASSIGNMENT], course)
-    assert released_fb.returncode == 0, released_fb.stdout + released_fb.stderr
+    timings["collect and make grade in the instructor's terminal"] = time.monotonic() - t1
+    terminal(ipage, f"cd ~/{COURSE} && nbgrader release_feedback {ASSIGNMENT}")
 
     for student in (full, partly):
         page = pages[student]
@@ -262,18 +376,98 @@ def loop(hub, browser):
             page.locator(".jp-HTMLViewer iframe").wait_for()
             page.wait_for_timeout(2000)
             shot(page, "feedback")
-    # the instructor's lab: Formgrader in its tab (framed by the same server)
-    page = log_in(browser, hub, instructor, passwords[instructor])
+    t2 = time.monotonic()
+    seen["views"] = instructor_views(hub, ipage, full)
+    timings["the instructor's views of the submission"] = time.monotonic() - t2
+    ipage.context.close()
+    timings["whole loop"] = time.monotonic() - t0
+    print(" | ".join(f"{k}: {v:.0f} s" for k, v in timings.items()))
+    return {"hub": hub, "course": course, "pages": pages, "grade_output": graded,
+            "attacks": attacks, "seen": seen, "dated": dated, "started": started}
+
+
+def instructor_views(hub, page, student: str) -> dict:
+    """The instructor opens student's work everywhere it shows; for each view, the markers
+    of scripts that ran (none may) and what the page was served with."""
+    views = {}
+    base = f"/user/{hub.instructor}"
+
+    def ran():
+        return sorted(set(page.evaluate(PWNED)) | set(page.context.pwned))
+
+    # Formgrader in its tab, then the manual grading of the student's exit test
     page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
     page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Formgrader$")).first.click()
     frame = page.frame_locator("iframe[src$='/formgrader']")
     frame.get_by_text("Manage Assignments").first.wait_for()
     frame.get_by_text(ASSIGNMENT).first.wait_for()
     shot(page, "formgrader")
-    page.context.close()
-    timings["whole loop"] = time.monotonic() - t0
-    print(" | ".join(f"{k}: {v:.0f} s" for k, v in timings.items()))
-    return {"hub": hub, "course": course, "pages": pages, "grade_output": graded.stdout}
+    listed = page.evaluate("""async (url) => (await (await fetch(url)).json())""",
+                           f"{base}/formgrader/api/submitted_notebooks/{ASSIGNMENT}/exit-test")
+    submission = next(s["id"] for s in listed if s["student"] == student)
+    grading = page.context.new_page()
+    response = grading.goto(f"{hub.url}{base}/formgrader/submissions/{submission}/")
+    written = grading.locator("input#q6-written")  # Formgrader still works: a score is saved
+    written.wait_for()
+    grading.wait_for_timeout(1000)
+    with grading.expect_response(lambda r: "/formgrader/api/grade/" in r.url
+                                 and r.request.method == "PUT") as saved:
+        written.fill("1")
+        written.press("Tab")
+    assert saved.value.ok, saved.value.status
+    grading.screenshot(path=str(SHOTS / "hub-formgrader-submission.png"), full_page=True)
+    views["formgrader manual grading"] = {
+        "ran": sorted(set(grading.evaluate(PWNED)) | set(page.context.pwned)),
+        "policy": response.headers.get("content-security-policy", ""),
+        "html": response.text(),
+        "written answer shown": "My answer." in grading.inner_text("body")}
+    served = grading.goto(f"{hub.url}{base}/formgrader/submissions/{submission}/notes.html")
+    grading.wait_for_timeout(1500)
+    views["formgrader submission file"] = {
+        "ran": sorted(set(grading.evaluate(PWNED)) | set(page.context.pwned)),
+        "policy": served.headers.get("content-security-policy", "")}
+    grading.close()
+    # the lab: the submitted and the autograded notebook, the feedback and the student's page
+    course = f"{COURSE}/"
+    for path, factory in [(f"submitted/{student}/{ASSIGNMENT}/exit-test.ipynb", "Notebook"),
+                          (f"autograded/{student}/{ASSIGNMENT}/exit-test.ipynb", "Notebook"),
+                          (f"feedback/{student}/{ASSIGNMENT}/exit-test.html", "HTML Viewer"),
+                          (f"submitted/{student}/{ASSIGNMENT}/notes.html", "HTML Viewer")]:
+        widget = page.evaluate(lab_browser.OPEN, [course + path, factory])
+        view = {}
+        if factory == "HTML Viewer":
+            view["sandbox"] = page.evaluate(lab_browser.TRUST_HTML, widget)
+        page.wait_for_timeout(1000)
+        view["ran"] = ran()
+        views[f"lab {path}"] = view
+        shot(page, "lab-" + Path(path).name.replace(".", "-"))
+    return views
+
+
+class _Runnable(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.found, self.script = [], False
+
+    def handle_starttag(self, tag, attrs):
+        self.script = tag == "script"
+        for name, value in attrs:
+            if "pwned" in (value or "") and (name.startswith("on") or name in ("href", "src")):
+                self.found.append(f"<{tag} {name}={value!r}>")
+
+    def handle_data(self, data):
+        if self.script and "pwned" in data:
+            self.found.append(f"<script>{data}</script>")
+
+    def handle_endtag(self, tag):
+        self.script = False
+
+
+def runnable(page: str) -> list[str]:
+    """The student's payloads a page holds where a browser would run them (not as text)."""
+    parser = _Runnable()
+    parser.feed(page)
+    return parser.found
 
 
 def grades(path: Path) -> dict[tuple[str, str], tuple[float, float]]:
@@ -296,6 +490,81 @@ def test_students_fetch_their_own_feedback(loop):
             text = html.read_text()
             assert "BEGIN HIDDEN TESTS" not in text and "### BEGIN SOLUTION" not in text
             assert pwd.getpwuid(html.stat().st_uid).pw_name == student
+
+
+def test_nothing_a_student_wrote_runs_in_the_instructors_browser(loop):
+    """Item 1: the script-carrying submission opened by the instructor everywhere."""
+    views = loop["seen"]["views"]
+    for name, view in views.items():
+        assert view["ran"] == [], f"{name}: a student's script ran: {view['ran']}"
+    grading = views["formgrader manual grading"]
+    assert grading["written answer shown"]
+    policy = dict(part.strip().split(" ", 1) for part in grading["policy"].split(";"))
+    assert "'unsafe-inline'" not in policy["script-src"] and "'self'" not in policy["script-src"]
+    assert "/formgrader/static/" in policy["script-src"]
+    assert runnable(grading["html"]) == [], "a student's script reached Formgrader's page"
+    assert views["formgrader submission file"]["policy"].startswith("sandbox")
+    for name, view in views.items():
+        if "sandbox" in view:  # "Trust HTML" was pressed: the page's frame may run scripts
+            assert "allow-scripts" in view["sandbox"], (name, view)
+
+
+def test_collect_takes_each_students_own_submission_at_the_servers_time(loop):
+    """Items 2 and 3: each attack refused with its reason, the honest work collected."""
+    hub, course, seen = loop["hub"], loop["course"], loop["seen"]
+    full, partly = hub.student_names
+    with (course / "refused" / f"{ASSIGNMENT}.csv").open() as f:
+        refused = {r["entry"]: r["reason"] for r in csv.DictReader(f)}
+    expected = {"forged": f"owned by {full}, not by {partly}", "malformed": "malformed",
+                "link": "symbolic link", "oversized": f"over the size limit of {SUBMISSION_MB} MB",
+                "fifo": "a FIFO"}
+    for entry, attack in loop["attacks"].items():
+        assert entry in refused, f"{attack} entry {entry} not refused: {refused}"
+        assert expected[attack] in refused[entry], (attack, refused[entry])
+        assert f"Refused inbound/{entry}" in seen["collect"], "collect did not say it"
+    assert loop["dated"] not in refused  # not refused: just older than the real one
+    for student in (full, partly):
+        stamp = (course / "submitted" / student / ASSIGNMENT / "timestamp.txt").read_text()
+        when = calendar.timegm(time.strptime(stamp.split(".")[0], "%Y-%m-%d %H:%M:%S"))
+        assert loop["started"] - 5 < when < time.time(), (student, stamp)  # the server's time
+    own = json.loads((course / "submitted" / full / ASSIGNMENT / "exit-test.ipynb").read_text())
+    assert any("My answer." in "".join(c["source"]) for c in own["cells"])  # not the 2099 one
+    theirs = json.loads((course / "submitted" / partly / ASSIGNMENT / "exit-test.ipynb").read_text())
+    assert not any("My answer." in "".join(c["source"]) for c in theirs["cells"])  # not forged
+
+
+def test_the_exchange_is_laid_out_and_bounded(loop):
+    """Items 4 and 5: the course's folders are the instructor's, with nbgrader's modes, a
+    student's squat is refused (and a squatted folder found by `make hub` moved aside), and
+    the exchange's file system stops a student filling the disk."""
+    hub, seen = loop["hub"], loop["seen"]
+    full = hub.student_names[0]
+    code, err = seen["squat"]
+    assert code != 0 and "Permission denied" in err, err
+    owner = pwd.getpwnam(hub.instructor).pw_uid
+    for name, mode in course_exchange.COURSE_MODES.items():
+        st = os.lstat(hub.exchange / COURSE / name)
+        assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (owner, mode), name
+    code, err, size = seen["fill"]
+    assert code != 0 and "No space left on device" in err and size < EXCHANGE_MB * 1024**2, err
+    # a folder a student made before `make hub` laid the exchange out
+    root = Path(tempfile.mkdtemp(prefix="memcourse-squat-"))
+    try:
+        os.chmod(root, 0o1777)
+        assert sh(hub, full, f"mkdir -p '{root}/{COURSE}/outbound/{ASSIGNMENT}'").returncode == 0
+        moved = course_exchange.lay_out(root, COURSE, hub.instructor)
+        assert len(moved) == 1 and f"of {full} (squatted)" in moved[0], moved
+        assert not (root / COURSE / "outbound" / ASSIGNMENT).exists()
+        assert os.lstat(root / COURSE / "outbound").st_uid == owner
+    finally:
+        shutil.rmtree(root)
+
+
+def test_terminals_have_the_course_environment(loop):
+    """Item 6: the README's commands ran in the lab's terminals (the loop needed them)."""
+    hub = loop["hub"]
+    said = loop["seen"]["student terminal"]
+    assert f"{hub.venv}/bin/nbgrader" in said and "Submitted as:" in said, said
 
 
 def test_students_cannot_read_what_is_not_theirs(loop):
@@ -341,3 +610,13 @@ def test_grades_equal_grading_the_same_notebooks_from_a_folder(loop, tmp_path):
         keep = ("student", "assignment", "score", "max_score", "status")
         strip = lambda rows: sorted(tuple(r.get(k) for k in keep) for r in rows)  # noqa: E731
         assert strip(csv.DictReader(a)) == strip(csv.DictReader(b))
+
+
+def test_hub_stop_leaves_no_process_of_a_hub_user(loop):
+    """Item 7 (last: it stops the hub): a daemon left in student1's terminal is ended."""
+    hub = loop["hub"]
+    assert loop["seen"]["daemon"], "the daemon did not start"
+    course_hub.stop(hub)
+    uids = {pwd.getpwnam(u).pw_uid for u in [hub.instructor] + hub.student_names}
+    assert course_hub.processes_of(uids) == []
+    assert not course_exchange.mounted(hub.exchange)
