@@ -108,10 +108,14 @@ grade: $(STAMP)
 
 # The course on a local JupyterHub on 127.0.0.1 (tools/hub/local.py, tools/hub/jupyterhub_config.py),
 # as root: Unix users mc-instructor, mc-student1, mc-student2 (passwords printed), nbgrader's
-# exchange /srv/nbgrader/exchange, the users' environment /srv/memcourse/venv; HUB_PORT=
-# (default 8000, or a free port). make hub-stop stops it by PID.
+# exchange /srv/nbgrader/exchange (a file system of its own, EXCHANGE_MB=, default 1024; its
+# course folders the instructor's; submissions of at most SUBMISSION_MB=, default 20), the
+# users' environment /srv/memcourse/venv; HUB_PORT= (default 8000, or a free port).
+# make hub-stop stops it by PID, then every process of its users.
 hub: $(STAMP) system-deps
-	$(BIN)/python -m tools.hub start $(if $(HUB_PORT),--port $(HUB_PORT))
+	$(BIN)/python -m tools.hub start $(if $(HUB_PORT),--port $(HUB_PORT)) \
+	  $(if $(EXCHANGE_MB),--exchange-size $(EXCHANGE_MB)) \
+	  $(if $(SUBMISSION_MB),--submission-size $(SUBMISSION_MB))
 
 hub-stop: $(STAMP)
 	$(BIN)/python -m tools.hub stop

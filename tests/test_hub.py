@@ -129,10 +129,13 @@ def hub():
         print(f"hub ready after {time.monotonic() - started:.0f} s")
         yield hub, passwords
     finally:
-        course_hub.stop(hub)
-        for user in users:
-            remove_user(user)
-        shutil.rmtree(base, ignore_errors=True)
+        try:
+            course_hub.stop(hub)
+        finally:
+            for user in users:
+                remove_user(user)
+            if course_exchange.unmount(hub.exchange):
+                shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -344,8 +347,7 @@ def loop(hub, browser):
     seen["fill"] = filled.returncode, filled.stderr, (inbound(hub) / f"{partly}-fill").stat().st_size
     (inbound(hub) / f"{partly}-fill").unlink()
     terminal(pages[full], "(setsid nohup sleep 100007 > /dev/null 2>&1 < /dev/null &)")
-    seen["daemon"] = [pid for pid in course_hub.processes_of({pwd.getpwnam(full).pw_uid})
-                      if Path(f"/proc/{pid}/cmdline").read_bytes() == b"sleep\0100007\0"]
+    seen["daemon"] = daemon(pwd.getpwnam(full).pw_uid)
 
     t1 = time.monotonic()
     seen["collect"] = terminal(ipage, f"cd ~/{COURSE} && nbgrader collect {ASSIGNMENT}")
@@ -386,6 +388,23 @@ def loop(hub, browser):
             "attacks": attacks, "seen": seen, "dated": dated, "started": started}
 
 
+def daemon(uid: int, wait: float = 10) -> list[int]:
+    """PIDs of the ``sleep 100007`` a student left running (once it has started)."""
+    deadline = time.monotonic() + wait
+    while True:
+        found = []
+        for pid in course_hub.processes_of({uid}):
+            try:
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                if command[:2] == [b"sleep", b"100007"]:
+                    found.append(pid)
+            except OSError:
+                continue
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.2)
+
+
 def instructor_views(hub, page, student: str) -> dict:
     """The instructor opens student's work everywhere it shows; for each view, the markers
     of scripts that ran (none may) and what the page was served with."""
@@ -402,9 +421,10 @@ def instructor_views(hub, page, student: str) -> dict:
     frame.get_by_text("Manage Assignments").first.wait_for()
     frame.get_by_text(ASSIGNMENT).first.wait_for()
     shot(page, "formgrader")
-    listed = page.evaluate("""async (url) => (await (await fetch(url)).json())""",
-                           f"{base}/formgrader/api/submitted_notebooks/{ASSIGNMENT}/exit-test")
-    submission = next(s["id"] for s in listed if s["student"] == student)
+    listed = page.context.request.get(
+        f"{hub.url}{base}/formgrader/api/submitted_notebooks/{ASSIGNMENT}/exit-test")
+    assert listed.ok, (listed.status, listed.text()[:2000])
+    submission = next(s["id"] for s in listed.json() if s["student"] == student)
     grading = page.context.new_page()
     response = grading.goto(f"{hub.url}{base}/formgrader/submissions/{submission}/")
     written = grading.locator("input#q6-written")  # Formgrader still works: a score is saved
@@ -615,7 +635,9 @@ def test_grades_equal_grading_the_same_notebooks_from_a_folder(loop, tmp_path):
 def test_hub_stop_leaves_no_process_of_a_hub_user(loop):
     """Item 7 (last: it stops the hub): a daemon left in student1's terminal is ended."""
     hub = loop["hub"]
-    assert loop["seen"]["daemon"], "the daemon did not start"
+    left = loop["seen"]["daemon"]
+    assert left and daemon(pwd.getpwnam(hub.student_names[0]).pw_uid, 0) == left, (
+        "the daemon did not start, or did not outlive its terminal")
     course_hub.stop(hub)
     uids = {pwd.getpwnam(u).pw_uid for u in [hub.instructor] + hub.student_names}
     assert course_hub.processes_of(uids) == []

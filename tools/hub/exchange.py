@@ -156,11 +156,11 @@ def _size_of(root: Path) -> int:
 
 
 def unmount(root: Path) -> bool:
-    """Unmount the exchange's file system (once no process uses it); whether it was."""
-    if not mounted(root):
-        return False
-    subprocess.run(["umount", str(root)], check=True, capture_output=True)
-    return True
+    """Unmount the exchange's file system, if one is mounted there; whether none is left
+    (false when a process still uses it)."""
+    if mounted(root):
+        subprocess.run(["umount", str(root)], capture_output=True, check=False)
+    return not mounted(root)
 
 
 # -- collect -------------------------------------------------------------------------

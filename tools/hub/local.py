@@ -73,6 +73,8 @@ LAB_FILES = ["jupyter", "book", "tools/__init__.py", "tools/lab/__init__.py",
              "tools/lab/launch.py", "tools/lab/contents.py", "tools/lab/student_work.py",
              "tools/grading/__init__.py", "tools/grading/sanitize.py", "tools/release",
              "tools/hub/__init__.py", "tools/hub/exchange.py"]
+# what the instructor's nbgrader imports from the course folder (the exchange's collect)
+PLUGIN_FILES = ["tools/__init__.py", "tools/hub/__init__.py", "tools/hub/exchange.py"]
 # what memkit's package is built from
 PACKAGE_FILES = ["memkit", "pyproject.toml", "README.md"]
 
@@ -326,6 +328,12 @@ def ensure_course(hub: Hub) -> None:
         say(f"copying the course into {course}")
         for name in course_files():
             _copy(ROOT / name, course / name)
+    # nbgrader run in the course folder imports its collect plugin from there (it puts the
+    # folder first on sys.path): kept the hub's own in a copy made by an older `make hub`
+    for name in PLUGIN_FILES:
+        if not (course / name).exists() or (course / name).read_bytes() != (ROOT / name).read_bytes():
+            say(f"updating {course / name} (the collect nbgrader runs there)")
+            _copy(ROOT / name, course / name)
     link = course / ".venv"
     if link.is_symlink() or not link.exists():
         link.unlink(missing_ok=True)
@@ -462,17 +470,19 @@ def hub_users(hub: Hub) -> list[str]:
 
 
 def processes_of(uids: set[int]) -> list[int]:
-    """PIDs of the processes whose real user is one of ``uids`` (from /proc)."""
+    """PIDs of the live processes whose real user is one of ``uids`` (from /proc; a zombie,
+    dead and waiting for its parent to read its status, is not one)."""
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
             with open(f"/proc/{entry.name}/status") as status:
-                uid = next(int(line.split()[1]) for line in status if line.startswith("Uid:"))
-        except (OSError, StopIteration, ValueError):
+                fields = dict(line.split(":", 1) for line in status if ":" in line)
+            uid, state = int(fields["Uid"].split()[0]), fields["State"].split()[0]
+        except (OSError, KeyError, ValueError, IndexError):
             continue
-        if uid in uids:
+        if uid in uids and state not in ("Z", "X"):
             found.append(int(entry.name))
     return found
 
@@ -494,7 +504,7 @@ def end_processes(users: list[str], grace: float = 5) -> list[int]:
     for sig in ["TERM"] + ["KILL"] * 20:
         for uid, gid in ids.items():  # signals every process of that user but the sender
             subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups",
-                            "kill", "-s", sig, "--", "-1"], capture_output=True, check=False)
+                            "kill", f"-{sig}", "-1"], capture_output=True, check=False)
         while processes_of(set(ids)) and time.monotonic() < deadline:
             time.sleep(0.2)
         if not processes_of(set(ids)):
@@ -502,7 +512,7 @@ def end_processes(users: list[str], grace: float = 5) -> list[int]:
         deadline = time.monotonic() + 1
     left = processes_of(set(ids))
     if left:
-        raise RuntimeError(f"processes of the hub's users still running: {left}")
+        say(f"WARNING: processes of the hub's users still running: {left}")
     return ended
 
 
@@ -532,8 +542,8 @@ def stop(hub: Hub, timeout: float = 30) -> list[int]:
     for name in ("hub.pid", "proxy.pid"):
         (hub.state / name).unlink(missing_ok=True)
     stopped += end_processes(hub_users(hub))
-    if hub.exchange_mb:
-        exchange.unmount(hub.exchange)
+    if hub.exchange_mb and not exchange.unmount(hub.exchange):
+        say(f"WARNING: the exchange {hub.exchange} is still mounted (in use?)")
     return stopped
 
 

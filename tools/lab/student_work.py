@@ -11,11 +11,13 @@ changing nbgrader or JupyterLab:
 
 * **Formgrader's page of one submission** is nbgrader's own handler, given the notebook
   through ``tools.grading.sanitize.clean_notebook`` (the grader's sanitizer: no script,
-  event handler or external URL in markdown or outputs), cells whose nbgrader grade id is
+  event handler or external URL in markdown or outputs), its markdown rendered by
+  nbconvert and cleaned again (``clean_html``: markdown's own links), cells whose nbgrader grade id is
   not one nbgrader accepts (``[A-Za-z0-9_-]+``; it is written into the page's attributes)
-  shown as plain cells; its Content-Security-Policy allows only nbgrader's static scripts
-  and the inline scripts of nbgrader's template, hashed from the same page rendered with
-  no cells (``template_hashes``), so a script that got through would not run either.
+  shown as plain cells; its Content-Security-Policy allows only nbgrader's static scripts,
+  MathJax's folder on its CDN (the page's maths) and the inline scripts of nbgrader's
+  template, hashed from the same page rendered with no cells, so a script that got
+  through would not run either.
 * **Formgrader's other pages** take only ids in their path (an assignment, a notebook, a
   student: nbgrader writes them into inline scripts unescaped), else 404; their policy
   hashes their own inline scripts.
@@ -90,13 +92,15 @@ def inline_hashes(html: str) -> set[str]:
     return {_sha256(text) for text in parser.scripts + parser.handlers}
 
 
-def page_policy(origin: str, base_url: str, hashes: set[str], lab: bool) -> str:
+def page_policy(origin: str, base_url: str, hashes: set[str], lab: bool,
+                remote: tuple[str, ...] = ()) -> str:
     """The Content-Security-Policy of a page of this server: scripts from its own script
-    folders only, and the inline ones of ``hashes`` (JupyterLab also needs eval)."""
+    folders only (and the ``remote`` folders, with their fonts), and the inline ones of
+    ``hashes`` (JupyterLab also needs eval)."""
     base = origin + base_url.rstrip("/") + "/"
     folders = [f"{base}formgrader/static/"] + ([f"{base}static/", f"{base}lab/extensions/"]
                                                 if lab else [])
-    scripts = folders + sorted(hashes) + (["'unsafe-hashes'"] if hashes else [])
+    scripts = folders + list(remote) + sorted(hashes) + (["'unsafe-hashes'"] if hashes else [])
     if lab:
         scripts.append("'unsafe-eval'")
     ws = origin.replace("http", "ws", 1)
@@ -105,7 +109,7 @@ def page_policy(origin: str, base_url: str, hashes: set[str], lab: bool) -> str:
         "script-src " + " ".join(scripts),
         "style-src 'self' 'unsafe-inline'",
         "img-src 'self' data: blob:",
-        "font-src 'self' data:",
+        " ".join(["font-src 'self' data:", *remote]),
         f"connect-src 'self' {ws}",
         "frame-src 'self' blob:",
         "worker-src 'self' blob:",
@@ -173,8 +177,22 @@ def _plain_grade_ids(nb):
     return nb
 
 
+def _clean_markdown2html(exporter):
+    """nbconvert's markdown filter, its HTML cleaned: markdown's own syntax makes links and
+    images too (``[x](javascript:...)``), after the source's HTML was cleaned."""
+    from jinja2 import pass_context
+    from tools.grading.sanitize import clean_html
+
+    @pass_context
+    def markdown2html(context, source):
+        return clean_html(exporter.markdown2html(context, source))
+
+    return markdown2html
+
+
 class _CleanExporter:
-    """Formgrader's exporter, given the sanitized notebook; keeps the template's hashes."""
+    """Formgrader's exporter, given the sanitized notebook, its markdown rendered and
+    cleaned again; keeps the hashes of the template's own inline scripts."""
 
     def __init__(self, exporter):
         self.exporter = exporter
@@ -184,6 +202,7 @@ class _CleanExporter:
         import nbformat
         from tools.grading.sanitize import clean_notebook
 
+        self.exporter.register_filter("markdown2html", _clean_markdown2html(self.exporter))
         nb = nbformat.from_dict(_plain_grade_ids(clean_notebook(nbformat.read(filename, 4))))
         blank = nbformat.v4.new_notebook()
         html, _ = self.exporter.from_notebook_node(blank, resources=copy.deepcopy(resources))
@@ -205,10 +224,19 @@ def _submission_page(handler_class):
         def finish(self, chunk=None):
             if getattr(self, "_clean_exporter", None) is not None:
                 self.set_header("Content-Security-Policy", page_policy(
-                    _origin(self), self.base_url, self._clean_exporter.hashes, lab=False))
+                    _origin(self), self.base_url, self._clean_exporter.hashes, lab=False,
+                    remote=_folder_of(self._clean_exporter.exporter.mathjax_url)))
             return super().finish(chunk)
 
     return SubmissionPage
+
+
+def _folder_of(url: str) -> tuple[str, ...]:
+    """The folder of a remote script (MathJax, which nbconvert's page loads from its CDN and
+    which loads its parts and fonts from beside itself): that folder only, not the host."""
+    if not url.startswith("https://"):
+        return ()
+    return (url.split("?")[0].rsplit("/", 1)[0] + "/",)
 
 
 def _sandboxed(handler_class):
