@@ -43,11 +43,13 @@ import tempfile
 import time
 from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
 from tools.hub import exchange as course_exchange
 from tools.hub import local as course_hub
+from tools.hub import processes as hub_processes
 from tools.lab import browser as lab_browser
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,6 +87,15 @@ PWNED = """() => {
   };
   visit(window.top);
   return found;
+}"""
+
+
+# a GET from the page, as the lab's own requests are made (the browser finds *.localhost,
+# the test's HTTP client does not; JupyterHub's server wants the _xsrf cookie in a header)
+FETCH = """async (url) => {
+  const xsrf = (document.cookie.match(/(?:^|; )_xsrf=([^;]*)/) || [])[1] || '';
+  const r = await fetch(url, {headers: {'X-XSRFToken': decodeURIComponent(xsrf)}});
+  return [r.status, await r.text()];
 }"""
 
 
@@ -199,7 +210,8 @@ ANSWER = """async ([path, answers, extra]) => {
 def log_in(browser, hub, user: str, password: str):
     context = browser.new_context(viewport={"width": 1300, "height": 900})
     context.pwned = []  # requests a student's script would make
-    context.on("request", lambda r: context.pwned.append(r.url) if "/pwned/" in r.url else None)
+    context.on("request", lambda r: context.pwned.append(r.url)
+               if urlsplit(r.url).path.startswith("/pwned/") else None)
     page = context.new_page()
     page.set_default_timeout(WAIT)
     page.goto(f"{hub.url}/hub/login")
@@ -336,6 +348,10 @@ def loop(hub, browser):
         wait_text(page.locator("#submitted_assignments_list"), ASSIGNMENT)
         if student == full:
             shot(page, "submitted")
+    # a student's page cannot read the instructor's server: each server has its own origin
+    seen["cross-origin"] = pages[full].evaluate("""async (url) => {
+      try { const r = await fetch(url, {credentials: 'include'}); return `read: ${r.status}`; }
+      catch (e) { return `refused: ${e}`; } }""", f"{hub.user_url(instructor)}/api/contents/{COURSE}")
     # item 6: a student's terminal, in another folder than the home, as the README says
     seen["student terminal"] = terminal(pages[partly], f"cd ~/book && which nbgrader && "
                                                        f"nbgrader submit {ASSIGNMENT}")
@@ -393,7 +409,7 @@ def daemon(uid: int, wait: float = 10) -> list[int]:
     deadline = time.monotonic() + wait
     while True:
         found = []
-        for pid in course_hub.processes_of({uid}):
+        for pid in hub_processes.processes_of({uid}):
             try:
                 command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
                 if command[:2] == [b"sleep", b"100007"]:
@@ -409,7 +425,8 @@ def instructor_views(hub, page, student: str) -> dict:
     """The instructor opens student's work everywhere it shows; for each view, the markers
     of scripts that ran (none may) and what the page was served with."""
     views = {}
-    base = f"/user/{hub.instructor}"
+    base = hub.user_url(hub.instructor)  # the instructor's own origin, and their server's path
+    assert page.url.startswith(base), page.url
 
     def ran():
         return sorted(set(page.evaluate(PWNED)) | set(page.context.pwned))
@@ -421,12 +438,12 @@ def instructor_views(hub, page, student: str) -> dict:
     frame.get_by_text("Manage Assignments").first.wait_for()
     frame.get_by_text(ASSIGNMENT).first.wait_for()
     shot(page, "formgrader")
-    listed = page.context.request.get(
-        f"{hub.url}{base}/formgrader/api/submitted_notebooks/{ASSIGNMENT}/exit-test")
-    assert listed.ok, (listed.status, listed.text()[:2000])
-    submission = next(s["id"] for s in listed.json() if s["student"] == student)
+    status, listed = page.evaluate(FETCH, f"{base}/formgrader/api/submitted_notebooks/"
+                                          f"{ASSIGNMENT}/exit-test")
+    assert status == 200, (status, listed[:2000])
+    submission = next(s["id"] for s in json.loads(listed) if s["student"] == student)
     grading = page.context.new_page()
-    response = grading.goto(f"{hub.url}{base}/formgrader/submissions/{submission}/")
+    response = grading.goto(f"{base}/formgrader/submissions/{submission}/")
     written = grading.locator("input#q6-written")  # Formgrader still works: a score is saved
     written.wait_for()
     grading.wait_for_timeout(1000)
@@ -441,12 +458,16 @@ def instructor_views(hub, page, student: str) -> dict:
         "policy": response.headers.get("content-security-policy", ""),
         "html": response.text(),
         "written answer shown": "My answer." in grading.inner_text("body")}
-    served = grading.goto(f"{hub.url}{base}/formgrader/submissions/{submission}/notes.html")
+    served = grading.goto(f"{base}/formgrader/submissions/{submission}/notes.html")
     grading.wait_for_timeout(1500)
     views["formgrader submission file"] = {
         "ran": sorted(set(grading.evaluate(PWNED)) | set(page.context.pwned)),
         "policy": served.headers.get("content-security-policy", "")}
     grading.close()
+    # a Formgrader page takes ids only in its path (nbgrader writes them into its scripts)
+    status, _ = page.evaluate(FETCH, f"{base}/formgrader/manage_submissions/"
+                                     f"%3Cscript%3E{pwn('url')}%3C%2Fscript%3E")
+    views["formgrader page with markup in its path"] = {"ran": ran(), "status": status}
     # the lab: the submitted and the autograded notebook, the feedback and the student's page
     course = f"{COURSE}/"
     for path, factory in [(f"submitted/{student}/{ASSIGNMENT}/exit-test.ipynb", "Notebook"),
@@ -524,6 +545,8 @@ def test_nothing_a_student_wrote_runs_in_the_instructors_browser(loop):
     assert "/formgrader/static/" in policy["script-src"]
     assert runnable(grading["html"]) == [], "a student's script reached Formgrader's page"
     assert views["formgrader submission file"]["policy"].startswith("sandbox")
+    assert views["formgrader page with markup in its path"]["status"] == 404
+    assert loop["seen"]["cross-origin"].startswith("refused"), loop["seen"]["cross-origin"]
     for name, view in views.items():
         if "sandbox" in view:  # "Trust HTML" was pressed: the page's frame may run scripts
             assert "allow-scripts" in view["sandbox"], (name, view)
@@ -640,5 +663,5 @@ def test_hub_stop_leaves_no_process_of_a_hub_user(loop):
         "the daemon did not start, or did not outlive its terminal")
     course_hub.stop(hub)
     uids = {pwd.getpwnam(u).pw_uid for u in [hub.instructor] + hub.student_names}
-    assert course_hub.processes_of(uids) == []
+    assert hub_processes.processes_of(uids) == []
     assert not course_exchange.mounted(hub.exchange)

@@ -100,8 +100,11 @@ def hub_config(**env):
 
 
 def test_local_hub_config_roles_and_address():
-    c = hub_config(MEMCOURSE_HUB_INSTRUCTORS="prof", MEMCOURSE_HUB_LAB="/lab-files")
+    c = hub_config(MEMCOURSE_HUB_INSTRUCTORS="prof", MEMCOURSE_HUB_LAB="/lab-files",
+                   MEMCOURSE_HUB_PORT="8123")
     assert c.JupyterHub.ip == "127.0.0.1" and c.JupyterHub.hub_ip == "127.0.0.1"
+    # every user's server on an origin of its own (issue 26)
+    assert c.JupyterHub.subdomain_host == "http://localhost:8123"
     assert c.JupyterHub.authenticator_class == "pam"
     seen = {}
     for name in ("prof", "ann"):

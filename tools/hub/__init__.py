@@ -7,6 +7,7 @@
 ``exchange``                nbgrader's exchange: the course's folders laid out, a file
                             system of its own size, a collect that takes only each
                             student's own submissions (an nbgrader plugin)
+``processes``               the hub users' processes, found in /proc and all ended
 ``local``                   ``make hub``: a hub on this machine with real Unix users,
                             nbgrader's exchange and the course's lab per role
 ``jupyterhub_config.py``    the hub's configuration, read by JupyterHub (not imported)

@@ -36,6 +36,12 @@ c.JupyterHub.cookie_secret_file = os.path.join(STATE, "jupyterhub_cookie_secret"
 c.JupyterHub.pid_file = os.path.join(STATE, "jupyterhub.pid")
 c.JupyterHub.cleanup_servers = True  # stopping the hub stops every user's server
 c.JupyterHub.cleanup_proxy = True
+# each user's server on an origin of its own, http://<user>.localhost:<port> (a browser
+# finds *.localhost on this machine; so does an SSH tunnel's end): a page that a student's
+# server sends, whatever the student made it send, cannot reach another user's server,
+# the instructor's among them (on one origin it could, through the instructor's cookies)
+if env("MEMCOURSE_HUB_SUBDOMAINS", "1") == "1":
+    c.JupyterHub.subdomain_host = f"http://localhost:{c.JupyterHub.port}"
 
 # -- who may log in: the Unix users of the course's group, with their password --------
 c.JupyterHub.authenticator_class = "pam"

@@ -57,7 +57,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from tools import ROOT
-from tools.hub import exchange
+from tools.hub import exchange, processes
 
 CONFIG_FILE = Path(__file__).with_name("jupyterhub_config.py")
 PREFIX = Path(os.environ.get("MEMCOURSE_HUB_PREFIX", "/srv/memcourse"))
@@ -135,7 +135,11 @@ class Hub:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        """The hub's address (its users' servers are at http://<user>.localhost:<port>)."""
+        return f"http://localhost:{self.port}"
+
+    def user_url(self, user: str) -> str:
+        return f"http://{user}.localhost:{self.port}/user/{user}"
 
     def home(self, user: str) -> Path:
         return Path(pwd.getpwnam(user).pw_dir)
@@ -469,53 +473,6 @@ def hub_users(hub: Hub) -> list[str]:
         return [hub.instructor] + hub.student_names
 
 
-def processes_of(uids: set[int]) -> list[int]:
-    """PIDs of the live processes whose real user is one of ``uids`` (from /proc; a zombie,
-    dead and waiting for its parent to read its status, is not one)."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/status") as status:
-                fields = dict(line.split(":", 1) for line in status if ":" in line)
-            uid, state = int(fields["Uid"].split()[0]), fields["State"].split()[0]
-        except (OSError, KeyError, ValueError, IndexError):
-            continue
-        if uid in uids and state not in ("Z", "X"):
-            found.append(int(entry.name))
-    return found
-
-
-def end_processes(users: list[str], grace: float = 5) -> list[int]:
-    """Every process of these users ended, however it was started (``setsid nohup``,
-    double-forked, a fork loop): ``kill(-1)`` run as each user signals all of theirs in
-    one call, SIGTERM, then SIGKILL until none is left. Returns the PIDs found."""
-    ids = {}
-    for user in users:
-        try:
-            entry = pwd.getpwnam(user)
-        except KeyError:
-            continue
-        if entry.pw_uid != 0:
-            ids[entry.pw_uid] = entry.pw_gid
-    ended = processes_of(set(ids))
-    deadline = time.monotonic() + grace
-    for sig in ["TERM"] + ["KILL"] * 20:
-        for uid, gid in ids.items():  # signals every process of that user but the sender
-            subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups",
-                            "kill", f"-{sig}", "-1"], capture_output=True, check=False)
-        while processes_of(set(ids)) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        if not processes_of(set(ids)):
-            break
-        deadline = time.monotonic() + 1
-    left = processes_of(set(ids))
-    if left:
-        say(f"WARNING: processes of the hub's users still running: {left}")
-    return ended
-
-
 def stop(hub: Hub, timeout: float = 30) -> list[int]:
     """Stop the hub by its PID, then whatever it left (servers, proxy), by their PIDs; then
     every process of the hub's users; then unmount the exchange's file system."""
@@ -541,7 +498,7 @@ def stop(hub: Hub, timeout: float = 30) -> list[int]:
         stopped.append(other)
     for name in ("hub.pid", "proxy.pid"):
         (hub.state / name).unlink(missing_ok=True)
-    stopped += end_processes(hub_users(hub))
+    stopped += processes.end_all(hub_users(hub), say)
     if hub.exchange_mb and not exchange.unmount(hub.exchange):
         say(f"WARNING: the exchange {hub.exchange} is still mounted (in use?)")
     return stopped
@@ -582,6 +539,8 @@ def main(argv: list[str] | None = None) -> int:
     start(hub)
     say("")
     say(f"The course hub: {hub.url}  (127.0.0.1 only; log: {hub.state / 'jupyterhub.log'})")
+    say(f"Each user's lab is on an address of its own, http://<user>.localhost:{hub.port}: a "
+        "browser on this machine (or at the end of an SSH tunnel to it) finds it.")
     say("Log in with one of these accounts (Unix users of the group memcourse):")
     for user, password in passwords.items():
         role = "instructor" if user == hub.instructor else "student"

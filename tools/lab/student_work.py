@@ -26,9 +26,9 @@ changing nbgrader or JupyterLab:
   ``sandbox``: a unique origin, no script; ``/files/`` has that already (Jupyter's own).
 * **JupyterLab's pages** (and every other HTML page of the server) get a policy whose
   ``script-src`` is the server's own script folders (``static/``, ``lab/extensions/``,
-  ``formgrader/static/`` under its base URL: not ``/files/`` nor another user's server,
-  which share the hub's origin), ``'unsafe-eval'`` (JupyterLab compiles its settings'
-  schemas) and the hashes of the page's own inline scripts. The HTML viewer's document
+  ``formgrader/static/`` under its base URL: not ``/files/``, where a student's files are,
+  nor another server on the same origin), ``'unsafe-eval'`` (JupyterLab compiles its
+  settings' schemas) and the hashes of the page's own inline scripts. The HTML viewer's document
   is a ``blob:`` of the lab's page and inherits this policy: after *Trust HTML* a page's
   inline scripts, handlers and scripts from its folder still do not run. JupyterLab
   itself draws an untrusted notebook's HTML sanitized and runs none of its scripts.
@@ -120,8 +120,8 @@ def page_policy(origin: str, base_url: str, hashes: set[str], lab: bool,
     ])
 
 
-def _origin(handler) -> str:
-    return f"{handler.request.protocol}://{handler.request.host}"
+def _origin(request) -> str:
+    return f"{request.protocol}://{request.host}"
 
 
 # -- the pages ---------------------------------------------------------------------
@@ -145,8 +145,7 @@ def policy_transform(base_url: str):
                 else:
                     page = chunk.decode("utf-8", "replace") if finishing else ""
                     headers["Content-Security-Policy"] = page_policy(
-                        f"{self.request.protocol}://{self.request.host}", base_url,
-                        inline_hashes(page),
+                        _origin(self.request), base_url, inline_hashes(page),
                         lab=not path.startswith(base_url.rstrip("/") + "/formgrader/"))
             return status_code, headers, chunk
 
@@ -224,7 +223,7 @@ def _submission_page(handler_class):
         def finish(self, chunk=None):
             if getattr(self, "_clean_exporter", None) is not None:
                 self.set_header("Content-Security-Policy", page_policy(
-                    _origin(self), self.base_url, self._clean_exporter.hashes, lab=False,
+                    _origin(self.request), self.base_url, self._clean_exporter.hashes, lab=False,
                     remote=_folder_of(self._clean_exporter.exporter.mathjax_url)))
             return super().finish(chunk)
 
