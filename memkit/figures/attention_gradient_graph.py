@@ -89,6 +89,12 @@ class AttentionGradientGraph(InteractiveFigure):
     id = "attention-gradient-graph"
     chapter = "7"
     size = (7.6, 3.4)
+    alt_text = ("The forward graph of attention in grey, from the query and the keys through "
+                "the logits, the weights and the output to the loss, with copper arrows running "
+                "back to the chosen node, its gradient formula in a box and bars of its "
+                "entries.")
+    prompt = ("Pick a node: the copper arrows trace the way the error travels back from the "
+              "loss to it, and the bars give its gradient on a three-memory example.")
     compute = staticmethod(gradient_at)
 
     def make_controls(self):

@@ -8,7 +8,12 @@ Every figure of the course subclasses :class:`InteractiveFigure` and supplies
 * ``build(figure)``: create the matplotlib artists once, and register with
   ``self.dynamic(...)`` every artist that ``draw`` changes;
 * ``draw(data)``: update those artists' data (``set_data``, ``set_height`` ...);
-* ``describe(data)``: the one-line reading of the current state.
+* ``describe(data)``: the one-line reading of the current state;
+
+and says, as class attributes, what a reader who does not see it needs: ``alt_text``, one
+sentence of what the picture shows (the book's alt text); ``prompt``, one line of what to
+drag and what to watch (shown above the controls, in the lab and in the HTML book); and
+``units``, the unit of a slider's value where it has one (a screen reader says it).
 
 A change of any control recomputes, updates the artists in place, rewrites the
 reading and, when the widget is displayed, re-renders its picture. Rendering blits:
@@ -137,6 +142,12 @@ class InteractiveFigure:
     chapter: str = ""
     #: figure size in inches
     size: tuple[float, float] = (7.0, 3.0)
+    #: what the picture shows, in one sentence (the alt text of the book's picture)
+    alt_text: str = ""
+    #: what to drag and what to watch, in one line (above the controls)
+    prompt: str = ""
+    #: control name -> the unit of its value ("degrees"), for the sliders that have one
+    units: dict[str, str] = {}
 
     def __init__(self, **state: Any) -> None:
         self.controls: dict[str, widgets.ValueWidget] = self.make_controls()
@@ -268,7 +279,7 @@ class InteractiveFigure:
         return buffer.getvalue()
 
     def widget(self) -> widgets.Box:
-        """The controls, the live picture and its one-line reading, in one box."""
+        """The prompt, the controls, the live picture and its one-line reading, in one box."""
         if self._box is None:
             width = self.live_picture_width()
             self._image = widgets.Image(
@@ -280,7 +291,9 @@ class InteractiveFigure:
             controls = widgets.HBox(
                 list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")
             )
-            self._box = widgets.VBox([controls, self._image, self._label])
+            prompt = widgets.Label(value=self.prompt, layout=widgets.Layout(margin="0 0 0 2px"))
+            prompt.add_class("memfig-prompt")  # wrapped, not cut (jupyter/custom/custom.css)
+            self._box = widgets.VBox([prompt, controls, self._image, self._label])
         return self._box
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:

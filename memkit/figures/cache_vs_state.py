@@ -59,6 +59,12 @@ class CacheVsState(InteractiveFigure):
     id = "cache-vs-state"
     chapter = "9"
     size = (7.6, 3.2)
+    alt_text = ("Three panels: a key row and a value row for every token read (the cache), the "
+                "4 x 4 linear-attention state, and the error each makes recalling the first "
+                "value against the tokens read.")
+    prompt = ("Drag the tokens read: the cache gains two rows a token while the state keeps its "
+              "size, and past four tokens the state's error climbs while the cache's stays near "
+              "zero.")
     compute = staticmethod(cache_and_state)
 
     def make_controls(self):

@@ -55,6 +55,11 @@ class CacheVsWeights(InteractiveFigure):
     id = "cache-vs-weights"
     chapter = "9"
     size = (7.6, 3.1)
+    alt_text = ("Memory in gigabytes against the context length on a logarithmic axis: a flat "
+                "line for the weights, a rising line for the key-value cache crossing it at the "
+                "marked length, and two bars comparing them at the chosen length.")
+    prompt = ("Drag the context length: the cache's bar grows with it and overtakes the "
+              "weights' bar past the crossing marked on the axis.")
     compute = staticmethod(bytes_at)
 
     def make_controls(self):

@@ -71,6 +71,11 @@ class CapacityVsDimension(InteractiveFigure):
     id = "capacity-vs-dimension"
     chapter = "6"
     size = (7.6, 3.5)
+    alt_text = ("The predicted interference-to-signal ratio against the number of stored pairs "
+                "for the linear, ReLU-power and softmax reads, each crossing the dashed line of "
+                "ratio 1 at its capacity, marked with a dot and its value.")
+    prompt = ("Drag the dimension d: every capacity dot moves right, the ReLU powers' by orders "
+              "of magnitude and the softmax one fastest of all.")
     compute = staticmethod(capacity_curves)
 
     def make_controls(self):

@@ -55,6 +55,10 @@ class CarefulWrite(InteractiveFigure):
     id = "careful-write"
     chapter = "4"
     size = (7.0, 3.0)
+    alt_text = ("Recall error against the number of stored pairs for the outer-product "
+                "(Hebbian) store and the least-squares store, with the line M = d_k marked.")
+    prompt = ("Drag the number of stored pairs M: the least-squares error stays at zero up to M "
+              "= d_k, while the Hebbian error rises as soon as a second pair is stored.")
     compute = staticmethod(write_errors)
 
     def make_controls(self):

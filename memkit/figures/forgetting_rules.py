@@ -47,6 +47,10 @@ class ForgettingRules(InteractiveFigure):
     id = "forgetting-rules"
     chapter = "10"
     size = (7.0, 3.1)
+    alt_text = ("The mean recall error against the age of a pair for three write rules: add, "
+                "decay (blue) and delta.")
+    prompt = ("Drag the decay γ: the blue decay curve tilts, recalling recent pairs well and "
+              "old ones worse as γ gets smaller, between the flat add line and the delta rule.")
     compute = staticmethod(forgetting_curves)
 
     def make_controls(self):

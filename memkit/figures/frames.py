@@ -76,7 +76,8 @@ def _label(control, value) -> str:
 
 
 def describe(figure) -> dict:
-    """The figure's controls as the page draws them: kind, label, values, default."""
+    """The figure as the page draws it: its alt text and prompt, and each control's kind,
+    label, values, default and unit ("" when it has none)."""
     controls = []
     for name, control in figure.controls.items():
         values = control_values(control)
@@ -87,8 +88,10 @@ def describe(figure) -> dict:
             "label": control.description or name,
             "values": [_label(control, v) for v in values],
             "default": default,
+            "unit": figure.units.get(name, ""),
         })
-    return {"id": figure.id, "controls": controls}
+    return {"id": figure.id, "alt": figure.alt_text, "prompt": figure.prompt,
+            "controls": controls}
 
 
 def _distance(a, b) -> float:

@@ -41,6 +41,11 @@ class IclGradientSteps(InteractiveFigure):
     id = "icl-gradient-steps"
     chapter = "11"
     size = (7.2, 3.0)
+    alt_text = ("Left, the three points of the prompt with the least-squares line (dashed) and "
+                "the model's copper line after k gradient steps; right, the slope after each "
+                "step.")
+    prompt = ("Drag the number of layers k: with each layer, one gradient step, the copper line "
+              "turns toward the dashed least-squares line.")
     compute = staticmethod(steps_picture)
 
     def make_controls(self):

@@ -66,6 +66,11 @@ class KeyTrainingFigure(InteractiveFigure):
     id = "key-training"
     chapter = "7"
     size = (7.6, 3.3)
+    alt_text = ("Left, three unit keys in the plane and the copper query, each key's dot sized "
+                "by its weight; right, the read climbing toward its target over the gradient "
+                "steps.")
+    prompt = ("Drag the number of gradient steps: the key holding the target value turns toward "
+              "the query, its dot grows and the read climbs to the target.")
     compute = staticmethod(key_training)
 
     def make_controls(self):

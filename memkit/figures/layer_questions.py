@@ -64,6 +64,11 @@ class LayerQuestions(InteractiveFigure):
     id = "layer-questions"
     chapter = "13"
     size = (7.6, 3.0)
+    alt_text = ("A card answering four questions about one layer (its state, how it is written, "
+                "how it is read, what it forgets) beside a plot of the numbers the layer holds "
+                "against the tokens read.")
+    prompt = ("Pick a layer: the card answers the same four questions for it, and the plot "
+              "shows whether what it holds stays flat or grows with the sequence.")
     compute = staticmethod(layer_card)
 
     def make_controls(self):

@@ -78,6 +78,10 @@ class MatmulFourReadings(InteractiveFigure):
     id = "matmul-four-readings"
     chapter = "2"
     size = (7.2, 2.9)
+    alt_text = ("The matrices A, B and C = AB as grids of numbers, with the cells of A and B "
+                "that one reading multiplies outlined, and the cells of C it produces.")
+    prompt = ("Pick a reading and drag the index: the outlines move to the cells that reading "
+              "multiplies and the cells of C it fills.")
     compute = staticmethod(reading_cells)
 
     def make_controls(self):

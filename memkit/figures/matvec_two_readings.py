@@ -35,6 +35,10 @@ class MatvecTwoReadings(InteractiveFigure):
     id = "matvec-two-readings"
     chapter = "1"
     size = (7.2, 3.0)
+    alt_text = ("The product y = Wx twice: by rows, each output a dot product of a row with x; "
+                "by columns, the columns of W scaled by the entries of x and added.")
+    prompt = ("Drag x₁: by rows every output can change, by columns only the first column is "
+              "rescaled, and both readings reach the same y.")
     compute = staticmethod(readings)
 
     def make_controls(self):

@@ -59,6 +59,12 @@ class MlpLookup(InteractiveFigure):
     id = "mlp-lookup"
     chapter = "5"
     size = (7.6, 3.3)
+    alt_text = ("Six keys (the rows of W₁, blue) around a circle with the copper input, bars of "
+                "their ReLU scores, and the weighted values (violet) laid head to tail to the "
+                "output.")
+    prompt = ("Turn the input around the circle: only the keys close to it keep a positive "
+              "score, and the chain of weighted values swings to a new output.")
+    units = {"t": "degrees"}
     compute = staticmethod(mlp_lookup)
 
     def make_controls(self):

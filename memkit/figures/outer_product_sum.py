@@ -44,6 +44,10 @@ class OuterProductSum(InteractiveFigure):
     id = "outer-product-sum"
     chapter = "2"
     size = (6.4, 3.0)
+    alt_text = ("Two grids side by side: the partial sum of the first m outer products and the "
+                "full product AB.")
+    prompt = ("Drag the number of terms m: the partial sum fills in toward AB and matches it at "
+              "m = 4.")
     compute = staticmethod(partial_sums)
 
     def make_controls(self):

@@ -48,6 +48,11 @@ class RecallNoise(InteractiveFigure):
     id = "recall-noise"
     chapter = "3"
     size = (7.0, 3.0)
+    alt_text = ("Bars of the weight each stored memory gets when memory 0 is recalled: a copper "
+                "bar of height 1 for the one asked for, and violet bars for the memories that "
+                "leak in.")
+    prompt = ("Drag the number of stored memories M: the target's bar stays at 1 while the "
+              "leaking bars grow in number and the interference grows with them.")
     compute = staticmethod(leak_weights)
 
     def make_controls(self):

@@ -67,6 +67,11 @@ class ResidualBus(InteractiveFigure):
     id = "residual-bus"
     chapter = "8"
     size = (7.6, 3.3)
+    alt_text = ("A layer drawn as one residual stream in grey, with an attention sublayer "
+                "reading the other tokens and an MLP sublayer reading its weights, beside bars "
+                "of the last position's stream before, added and after.")
+    prompt = ("Switch the sublayer: its box lights up with the memory it consults, and the bars "
+              "show what it adds to the last position's stream.")
     compute = staticmethod(residual_bus)
 
     def make_controls(self):

@@ -60,6 +60,11 @@ class ScoreSharpness(InteractiveFigure):
     id = "score-sharpness"
     chapter = "5"
     size = (7.6, 3.1)
+    alt_text = ("Four panels of the weight every stored memory gets, divided by the target's, "
+                "under a linear, ReLU, ReLU² and ReLU³ score, each with its "
+                "interference-to-signal ratio underneath.")
+    prompt = ("Drag the number of stored memories M: from left to right the small weights "
+              "shrink and each panel's ratio under it drops.")
     compute = staticmethod(score_weights)
 
     def make_controls(self):

@@ -46,6 +46,12 @@ class SoftDictionary(InteractiveFigure):
     id = "soft-dictionary"
     chapter = "6"
     size = (7.6, 3.3)
+    alt_text = ("Six keys on a circle with the copper query, each key's dot sized by the weight "
+                "it gets; bars of the six weights and of the values, with a copper line at the "
+                "read.")
+    prompt = ("Turn the query around the circle: the dots of the nearby keys swell, and the "
+              "copper line slides toward their values.")
+    units = {"t": "degrees"}
     compute = staticmethod(soft_read)
 
     def make_controls(self):

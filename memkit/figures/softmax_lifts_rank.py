@@ -50,6 +50,10 @@ class SoftmaxLiftsRank(InteractiveFigure):
     id = "softmax-lifts-rank"
     chapter = "6"
     size = (7.6, 3.0)
+    alt_text = ("Three panels: the rank-2 score matrix, the attention matrix softmax(βQKᵀ), and "
+                "its ten singular values on a logarithmic scale.")
+    prompt = ("Drag β: at 0 every row is uniform and the rank falls to 1, above 0 the rank is "
+              "10, and as β grows each row sharpens toward one entry.")
     compute = staticmethod(rank_lift)
 
     def make_controls(self):

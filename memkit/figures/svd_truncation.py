@@ -44,6 +44,10 @@ class SvdTruncation(InteractiveFigure):
     id = "svd-truncation"
     chapter = "2"
     size = (7.6, 2.9)
+    alt_text = ("Three panels: an 8 x 8 pattern, its truncated SVD with the chosen number of "
+                "terms, and bars of its singular values.")
+    prompt = ("Drag the number of singular values kept r: three terms already rebuild most of "
+              "the pattern, and the bars show the energy left out.")
     compute = staticmethod(truncation)
 
     def make_controls(self):

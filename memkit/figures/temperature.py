@@ -57,6 +57,11 @@ class Temperature(InteractiveFigure):
     id = "temperature"
     chapter = "6"
     size = (7.6, 3.1)
+    alt_text = ("Bars of the softmax weights of seven memories against their similarity to the "
+                "query, with a dashed line at 1/7, beside two curves against β: the largest "
+                "weight and the size of the softmax Jacobian.")
+    prompt = ("Drag β: the best match takes more of the weight, the largest weight climbs "
+              "toward 1 and the Jacobian, through which learning passes, shrinks toward 0.")
     compute = staticmethod(temperature_weights)
 
     def make_controls(self):

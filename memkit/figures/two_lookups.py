@@ -126,6 +126,11 @@ class TwoLookups(InteractiveFigure):
     id = "two-lookups"
     chapter = "Prologue"
     size = (WIDTH, HEIGHT / 0.9)
+    alt_text = ("A prompt as a row of tokens: the copper token where the next one is predicted, "
+                "the blue tokens attention reads from the context, and a violet box for what "
+                "the weights supply.")
+    prompt = ("Pick an example prompt: the blue tokens are what attention reads from the "
+              "context, the violet box what the weights supply.")
     compute = staticmethod(lookups)
 
     def make_controls(self):

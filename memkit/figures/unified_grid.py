@@ -71,6 +71,11 @@ class UnifiedGrid(InteractiveFigure):
     id = "unified-grid"
     chapter = "12"
     size = (7.4, 3.3)
+    alt_text = ("A 2 x 2 grid of layers, state fixed or growing against a linear or nonlinear "
+                "read, with an arrow from the growing linear cell to the fixed linear one, "
+                "beside the numbers the chosen cell holds against the tokens read.")
+    prompt = ("Pick a cell: a frame marks it in the grid, and the plot on the right shows how "
+              "many numbers its memory holds as tokens are read.")
     compute = staticmethod(grid_state)
 
     def make_controls(self):

@@ -1,12 +1,17 @@
 /* The live figures of the HTML book (tools/book/live_figures.py writes their data and frames).
  *
- * Each figure cell is followed by <div class="memfig-live"> holding the figure's controls,
- * as memkit declares them, and the reading of every state. When the figure comes into
- * view the player draws the controls above the picture (a slider, a row of buttons, a
- * picker or a toggle, with the widget's labels and default), and on every change shows
- * the frame of that state (rendered at build time by the figure's own code) with its
- * reading under it; the reading is also the picture's alt text. Nothing is fetched from
- * another site; without JavaScript the page keeps the default picture and its reading.
+ * Each figure cell is followed by <div class="memfig-live"> holding what memkit declares of
+ * the figure: its alt text, its prompt, its controls and the reading of every state. When
+ * the figure comes into view the player draws the prompt (what to drag, what to watch) and
+ * the controls above the picture (a slider, a row of buttons, a picker or a toggle, with
+ * the widget's labels and default), and on every change shows the frame of that state
+ * (rendered at build time by the figure's own code) with its reading under it.
+ *
+ * For a screen reader: the picture's alt text says what it shows (one sentence, the same
+ * in every state); the reading is a live region, announced once when it changes; a slider
+ * announces its name, value and unit (aria-valuetext). On a narrow screen the picture keeps
+ * its size and scrolls sideways (memcourse.css). Nothing is fetched from another site;
+ * without JavaScript the page keeps the default picture, its alt text holding the reading.
  */
 (function () {
   "use strict";
@@ -24,11 +29,11 @@
     var img = cell && cell.querySelector(".cell_output img");
     if (!img) return;
     var index = data.controls.map(function (c) { return c.default; });
+    var prompt = element("p", "memfig-prompt", data.prompt);
     var panel = element("div", "memfig-controls");
     panel.setAttribute("role", "group");
     panel.setAttribute("aria-label", "controls of the figure " + data.id);
-    var reading = element("p", "memfig-reading");
-    reading.setAttribute("aria-live", "polite");
+    var reading = element("p", "memfig-reading", data.frames[key(index)]);
     var cache = {};
 
     function key(at) { return at.join(","); }
@@ -39,11 +44,15 @@
         cache[k].src = source(k);
       }
     }
+    // "query t°" at 50 is read "query t: 50 degrees"
+    function spoken(control, i) {
+      var name = control.label.replace(/°$/, "");
+      return name + ": " + control.values[i] + (control.unit ? " " + control.unit : "");
+    }
     function show() {
       var k = key(index);
       img.src = source(k);
-      img.alt = data.frames[k];
-      reading.textContent = data.frames[k];
+      if (reading.textContent !== data.frames[k]) reading.textContent = data.frames[k];
       root.dataset.state = k;
       index.forEach(function (value, i) {  // the neighbours a drag reaches next
         [-1, 1].forEach(function (step) {
@@ -70,11 +79,11 @@
         slider.value = control.default;
         var readout = element("output", "memfig-readout", control.values[control.default]);
         readout.htmlFor = id;
-        slider.setAttribute("aria-valuetext", control.values[control.default]);
+        slider.setAttribute("aria-valuetext", spoken(control, control.default));
         slider.addEventListener("input", function () {
           index[i] = Number(slider.value);
           readout.textContent = control.values[index[i]];
-          slider.setAttribute("aria-valuetext", control.values[index[i]]);
+          slider.setAttribute("aria-valuetext", spoken(control, index[i]));
           show();
         });
         row.appendChild(slider);
@@ -121,10 +130,27 @@
 
     var output = img.closest(".cell_output") || img.parentNode;
     output.insertBefore(panel, output.firstChild);
-    img.insertAdjacentElement("afterend", reading);
+    output.insertBefore(prompt, panel);
+    var scroller = element("div", "memfig-scroll");
+    img.parentNode.insertBefore(scroller, img);
+    scroller.appendChild(img);
+    scroller.insertAdjacentElement("afterend", reading);
     img.classList.add("memfig-picture");
-    root.dataset.ready = "true";
-    show();
+    img.alt = data.alt;  // the reading, under the picture, is no longer in its alt text
+    reading.setAttribute("aria-live", "polite");  // after it is in place: only changes are read
+    reading.setAttribute("aria-atomic", "true");
+    function ready() {
+      root.dataset.ready = "true";
+      show();
+    }
+    // the default picture loads lazily: let a load under way end before the first frame
+    // replaces it (a replaced picture's request would be cut off)
+    if (img.complete) ready();
+    else {
+      img.addEventListener("load", ready, { once: true });
+      img.addEventListener("error", ready, { once: true });
+      img.loading = "eager";
+    }
   }
 
   function start() {

@@ -4,10 +4,13 @@ At build time each figure shown in its default state (a cell ending in
 ``figures.get("id")``) has every state of its controls rendered once by
 ``memkit.figures.frames`` (the figure's own code path: same pixels, same reading as the
 live widget). The frames are WebP files under ``_figures/<id>/`` in the site; the page
-carries the figure's controls and readings as a small JSON block, and
-``_figures/player.js`` (served by the book itself) draws the controls above the picture
-and swaps picture and reading as a control moves. A reader without JavaScript sees the
-default picture with its reading, whose text is also the picture's alt text.
+carries the figure's alt text, prompt, controls and readings as a small JSON block, and
+``_figures/player.js`` (served by the book itself) draws the prompt and the controls above
+the picture and swaps picture and reading as a control moves. The cell's source,
+``figures.get("id")``, is left out of the page (it runs in the notebook, not here), and the
+picture loads only when the reader comes near it. A reader without JavaScript sees the
+default picture, with the reading drawn under it, and hears the figure's alt text followed
+by that reading.
 
 Rendering runs in worker processes while the book executes its chapters, and is cached
 in ``_build/.figure_frames/<hash of memkit and matplotlib>/``: a rebuild after a prose
@@ -103,6 +106,13 @@ def spec_of(app, figure_id: str) -> dict:
     return json.loads((state["cache"] / figure_id / "spec.json").read_text())
 
 
+def no_script_alt(spec: dict) -> str:
+    """The default picture's alt text: what it shows, then the reading drawn under it (the
+    player, once running, keeps the first and writes the reading as text)."""
+    default = ",".join(str(c["default"]) for c in spec["controls"])
+    return f"{spec['alt']} Shown: {spec['frames'][default]}"
+
+
 def make_live(app, doctree, docname) -> None:
     """After each default-state figure cell, the data the player needs (HTML only)."""
     if getattr(app, "env_live_figures", None) is None:
@@ -118,8 +128,10 @@ def make_live(app, doctree, docname) -> None:
         if match is None or not images:
             continue
         spec = spec_of(app, match.group(1))
-        default = ",".join(str(c["default"]) for c in spec["controls"])
-        images[-1]["alt"] = spec["frames"][default]  # the reading, for a reader without pictures
+        images[-1]["alt"] = no_script_alt(spec)
+        images[-1]["loading"] = "lazy"
+        for source_block in [n for n in cell.children if "cell_input" in n.get("classes", [])]:
+            cell.remove(source_block)  # figures.get("id") cannot run on this page
         payload = json.dumps({**spec, "base": base}, ensure_ascii=False).replace("</", "<\\/")
         html = (
             f'<div class="memfig-live" data-figure="{spec["id"]}">'
