@@ -1,4 +1,5 @@
-"""Shared fixtures: the HTML book is built once a session, for every test that reads it."""
+"""Shared fixtures: the HTML book is built once a session, for every test that reads it, and
+served on 127.0.0.1 for the tests that open it in a browser."""
 
 import os
 import pathlib
@@ -33,3 +34,13 @@ def built_book():
     )
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-6000:]
     return HTML
+
+
+@pytest.fixture(scope="session")
+def site(built_book):
+    """The built book served on a free port of 127.0.0.1: its URL."""
+    from tools.book.browser import SiteServer
+
+    server = SiteServer(built_book)
+    yield server.url
+    server.stop()

@@ -2,8 +2,9 @@
 
 The book is served from _build/html on localhost and each page is opened in headless
 Chromium (Debian's /usr/bin/chromium, driven by Playwright; `make system-deps`
-installs it). A page passes when nothing failed to load, nothing was asked of another
-site, the console shows no error, every formula has been typeset by the book's own
+installs it; tools/book/browser.py). A page passes when nothing failed to load, nothing
+was asked of another site, the console shows no error, its first load (before any frame
+of a live figure) weighs at most 2.0 MB, every formula has been typeset by the book's own
 MathJax, every image has pixels, and every link inside the book leads to a page and
 anchor that exist. One chapter is photographed into _build/screenshots/.
 """
@@ -11,48 +12,23 @@ anchor that exist. One chapter is photographed into _build/screenshots/.
 from __future__ import annotations
 
 import functools
-import http.server
 import pathlib
 import re
-import threading
 import urllib.parse
 
 import pytest
 
+from tools.book import browser as book_browser
+from tools.book.browser import CHROMIUM, FIRST_LOAD_LIMIT, MB
 from tools.book.toc import toc_files
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "_build" / "screenshots"
-CHROMIUM = pathlib.Path("/usr/bin/chromium")
-# as the machine notes advise: no sandbox as root, and no background traffic of
-# Chromium's own (updates, sync, QUIC probes) on a machine without internet.
-# Playwright gives every launch a new, empty profile directory of its own.
-CHROMIUM_FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
 SCREENSHOT_CHAPTER = "book/ch02-matrix-matrix"
 
 
 # every page Sphinx writes: the redirecting index, the toc's pages, the index and search
 PAGES = ["index.html", "genindex.html", "search.html"] + [f"{f}.html" for f in toc_files()]
-
-
-# -- serving the book ----------------------------------------------------------------
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # keep pytest's output clean
-        pass
-
-
-@pytest.fixture(scope="session")
-def site(built_book):
-    handler = functools.partial(QuietHandler, directory=str(built_book))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
 
 
 # module scope: Playwright's sync API holds an event loop while it runs, and the other
@@ -64,9 +40,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS
-        )
+        chromium = book_browser.launch_browser(playwright)
         yield chromium
         chromium.close()
 
@@ -164,6 +138,7 @@ def visit(browser, site: str, built_book: pathlib.Path, page_path: str,
     page.on("response", lambda r: r.status >= 400 and seen["bad_status"].append(f"{r.status} {r.url}"))
     page.on("console", lambda m: m.type == "error" and seen["console"].append(m.text))
     page.on("pageerror", lambda e: seen["page_errors"].append(str(e)))
+    traffic = book_browser.Traffic(page)
     try:
         page.goto(site + page_path, wait_until="load")
         redirect = refresh_target(built_book / page_path)
@@ -171,6 +146,8 @@ def visit(browser, site: str, built_book: pathlib.Path, page_path: str,
             page.wait_for_url(urllib.parse.urljoin(site + page_path, redirect))
             page.wait_for_load_state("load")
         seen["mathjax"] = page.evaluate(WAIT_FOR_MATHJAX)
+        book_browser.settle(page, traffic)
+        seen["first_load"] = traffic.first_load_bytes()  # before every image is asked for
         seen["images"] = page.evaluate(WAIT_FOR_IMAGES)
         page.wait_for_load_state("networkidle")
         seen["math"] = page.evaluate(MATH_STATE)
@@ -210,6 +187,9 @@ def test_page_in_a_real_browser(browser, site, built_book, page_path):
     assert not seen["bad_status"], f"{page_path}: {seen['bad_status']}"
     assert not seen["console"], f"{page_path}: console errors {seen['console']}"
     assert not seen["page_errors"], f"{page_path}: uncaught errors {seen['page_errors']}"
+    assert seen["first_load"] <= FIRST_LOAD_LIMIT, (
+        f"{page_path}: first load {seen['first_load'] / MB:.2f} MB, over"
+        f" {FIRST_LOAD_LIMIT / MB:.1f} MB (make bench lists what it loads)")
 
     # math: typeset by the book's MathJax wherever the source has a formula
     landed = local_file(built_book, site, seen["url"])

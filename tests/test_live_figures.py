@@ -21,7 +21,7 @@ from PIL import Image
 
 from memkit import figures
 from memkit.figures import frames
-from test_browser import CHROMIUM, CHROMIUM_FLAGS
+from tools.book import browser as book_browser
 from tools.book.toc import toc_files
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -70,6 +70,26 @@ def test_frames_is_not_a_figure():
     assert "frames" not in figures.ids() and "base" not in figures.ids()
 
 
+@pytest.mark.parametrize("figure_id", figures.ids())
+def test_every_figure_says_what_it_shows_what_to_drag_and_its_units(figure_id):
+    fig = figures.get(figure_id)
+    spec = frames.describe(fig)
+    # one sentence of what is drawn (the alt text), not the reading of a state
+    alt = spec["alt"]
+    assert alt == fig.alt_text and alt[:1].isupper() and alt.endswith(".") and 40 < len(alt) < 320
+    assert alt.count(". ") == 0, f"{figure_id}: the alt text is one sentence"
+    assert fig.caption not in alt
+    # one line of what to drag (a control's verb) and what to watch
+    prompt = spec["prompt"]
+    assert prompt == fig.prompt and "\n" not in prompt and len(prompt) < 200
+    assert prompt.split()[0] in {"Drag", "Pick", "Turn", "Switch"} and ":" in prompt, prompt
+    # a unit only for a slider of the figure
+    sliders = {c["name"] for c in spec["controls"] if c["kind"] == "slider"}
+    assert set(fig.units) <= sliders, fig.units
+    assert [c["unit"] for c in spec["controls"]] == [fig.units.get(c["name"], "")
+                                                     for c in spec["controls"]]
+
+
 # -- the built site ---------------------------------------------------------------------
 def site_spec(built: pathlib.Path, figure_id: str) -> dict:
     return json.loads((built / "_figures" / figure_id / "spec.json").read_text())
@@ -111,24 +131,28 @@ def test_frames_have_the_pixels_and_readings_of_the_python_figure(built_book, fi
 def test_page_without_javascript_keeps_the_default_picture_and_its_reading(built_book):
     for page, ids in shown().items():
         html = (built_book / f"{page}.html").read_text()
+        pictures = re.findall(r'<img alt="([^"]*)" loading="lazy" src="([^"]*)"', html)
         for figure_id in ids:
             spec = site_spec(built_book, figure_id)
             default = ",".join(str(c["default"]) for c in spec["controls"])
-            alts = {html_module.unescape(a) for a in re.findall(r'<img alt="([^"]*)"', html)}
-            assert spec["frames"][default] in alts, (page, figure_id)
+            alts = {html_module.unescape(alt) for alt, _ in pictures}
+            # what the picture shows, then the reading drawn under it; loaded when near
+            assert f"{spec['alt']} Shown: {spec['frames'][default]}" in alts, (page, figure_id)
             assert f'data-figure="{figure_id}"' in html, (page, figure_id)
+        # the cell figures.get("...") runs in the notebook; the page does not show it
+        text = html_module.unescape(re.sub(r"<[^>]+>", "", html))
+        assert "figures.get(" not in text, page
 
 
 # -- in the browser, offline -------------------------------------------------------------
 @pytest.fixture(scope="module")
 def offline_page(built_book):
-    if not CHROMIUM.exists():
+    if not book_browser.CHROMIUM.exists():
         pytest.fail("Debian's chromium is missing: run `make system-deps` (as root) first")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                              args=CHROMIUM_FLAGS)
+        chromium = book_browser.launch_browser(playwright)
         context = chromium.new_context(viewport={"width": 1280, "height": 900}, offline=True)
         page = context.new_page()
         problems = []
@@ -165,6 +189,11 @@ def test_every_control_of_every_figure_plays_offline(built_book, offline_page, p
                                state="attached")
         controls = cell.locator(".memfig-control")
         assert controls.count() == len(spec["controls"]), figure_id
+        # for a screen reader: the picture says what it shows, the reading is a live region
+        picture, reading = cell.locator(".memfig-picture"), cell.locator(".memfig-reading")
+        assert picture.get_attribute("alt") == spec["alt"]
+        assert reading.get_attribute("aria-live") == "polite"
+        assert cell.locator(".memfig-prompt").text_content() == spec["prompt"]
         for i, control in enumerate(spec["controls"]):
             before = state_of(page, figure_id)
             row = controls.nth(i)
@@ -174,6 +203,10 @@ def test_every_control_of_every_figure_plays_offline(built_book, offline_page, p
                 slider.focus()
                 at_end = int(slider.input_value()) == len(control["values"]) - 1
                 page.keyboard.press("ArrowLeft" if at_end else "ArrowRight")
+                # its name, value and unit ("query t: 55 degrees")
+                value = control["values"][int(slider.input_value())]
+                spoken = f"{control['label'].rstrip('°')}: {value} {control['unit']}".strip()
+                assert slider.get_attribute("aria-valuetext") == spoken
             else:  # buttons: Tab to the next one and press it, as a keyboard user would
                 pressed = row.locator('[aria-pressed="true"]')
                 pressed.focus()

@@ -12,6 +12,14 @@ In the order a build uses them (``make book``, ``make pdf``):
 ``live_figures``        Sphinx extension: every figure of the HTML book live, from
                         frames rendered at build time (with ``live_figures.js``)
 ``offline_html``        Sphinx extension: the HTML loads nothing from another site
+``accessible_html``     Sphinx extension: what WCAG 2.1 AA needs beyond the theme's
+                        templates (``_templates/``): folded cells named by the words
+                        they show
+``lean_pages``          Sphinx extension: Font Awesome's fonts cut down to the icons
+                        the pages use
+``browser``             after the build: the HTML book served and opened in Debian's
+                        chromium, a page's first load weighed (the browser tests,
+                        ``make bench``)
 ``pdf_badges``          Sphinx extension: the status badges drawn as badges in print
 ``pdf_book``            Sphinx extension: the PDF's numbering, index and lists
 ======================  ==========================================================
