@@ -4,9 +4,11 @@ The lab `make lab` opens (tools/lab/launch.py, as a student) runs on a free port
 Debian's chromium (Playwright) opens every chapter of _toc.yml with the Jupytext viewer,
 runs all its cells and checks: no error output, no raw MyST markup left in what the
 reader sees (boxes, badges and links drawn), every figure's widget present and drawn at
-the width shown, and for every figure each control, changed with the keyboard, changes
-the picture and the reading. Then every chapter is saved and closed and git sees no
-change. Last, an assignment notebook is opened and validated with nbgrader's button.
+the width shown with its prompt above the controls, and for every figure each control,
+changed with the keyboard, changes the picture and the reading (a focused slider shows a
+focus ring). Then every chapter is saved and closed and git sees no change. Before that, a
+chapter opened and left alone is not marked modified (a hub would ask "leave page?").
+Last, an assignment notebook is opened and validated with nbgrader's button.
 The median time from key press to new picture per figure is printed (`make bench`
 prints it too, from benchmarks/lab_figures.py); screenshots go to _build/screenshots/.
 """
@@ -21,6 +23,7 @@ import urllib.parse
 import pytest
 from playwright.sync_api import expect
 
+from memkit import figures
 from tools.lab import browser as lab_browser
 from tools.book.toc import toc_files
 from tools.lab.browser import ERRORS, FIGURES, OPEN_AND_RUN, RENDERED_MARKDOWN, ROOT, SAVE_AND_CLOSE
@@ -70,6 +73,32 @@ def before():
 
 TIMES: dict[str, list[float]] = {}
 
+# open a chapter, wait for its kernel to answer, and say whether JupyterLab thinks it changed
+OPENED_CLEAN = """async (path) => {
+  const app = window.jupyterapp;
+  const widget = await app.commands.execute('docmanager:open', {path, factory: 'Jupytext Notebook'});
+  await widget.context.ready;
+  await widget.sessionContext.ready;
+  for (let i = 0; i < 600 && !widget.sessionContext.session?.kernel; i++)
+    await new Promise(r => setTimeout(r, 100));
+  await widget.sessionContext.session.kernel.info;  // the kernel's language_info is in
+  await new Promise(r => setTimeout(r, 1000));
+  const dirty = widget.context.model.dirty;
+  await widget.sessionContext.shutdown();
+  widget.dispose();
+  return dirty;
+}"""
+
+FOCUS_RING = """() => {
+  const e = document.activeElement, s = getComputedStyle(e);
+  return {handle: e.classList.contains('noUi-handle'), style: s.outlineStyle, width: s.outlineWidth};
+}"""
+
+
+@pytest.mark.parametrize("chapter", ["book/index.md", SCREENSHOT_CHAPTER])
+def test_a_chapter_opened_is_not_modified(page, chapter):
+    assert page.evaluate(OPENED_CLEAN, chapter) is False, f"{chapter} is marked modified on opening"
+
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_chapter_reads_runs_and_saves_unchanged(page, before, chapter):
@@ -104,6 +133,9 @@ def test_chapter_reads_runs_and_saves_unchanged(page, before, chapter):
         name = figure["last"]
         assert figure["image"], f"{chapter}: {name} shows no widget"
         assert figure["natural"] >= 1.4 * figure["width"] > 0, f"{name}: picture not high-density"
+        prompt = page.locator(f"#{wid} .jp-Cell").nth(figure["index"]).locator(".memfig-prompt")
+        figure_id = re.search(r'figures\.get\("([a-z0-9-]+)"\)', name).group(1)
+        assert prompt.text_content() == figures.get(figure_id).prompt, name
         controls = lab_browser.figure_controls(page, wid, figure["index"])
         assert controls, f"{name}: no control"
         for kind, position in controls:
@@ -113,6 +145,9 @@ def test_chapter_reads_runs_and_saves_unchanged(page, before, chapter):
                 assert seen["reading_changed"], f"{name}: {kind} {position} left the reading"
                 if seen["ms"] is not None:
                     TIMES.setdefault(name, []).append(seen["ms"])
+            if kind == "slider":  # the handle just moved by the keyboard shows its focus
+                ring = page.evaluate(FOCUS_RING)
+                assert ring["handle"] and ring["style"] != "none" and ring["width"] != "0px", ring
 
     if chapter == SCREENSHOT_CHAPTER:
         SHOTS.mkdir(parents=True, exist_ok=True)

@@ -154,7 +154,7 @@ def test_progress_shows_only_after_the_delay(monkeypatch):
     assert shown[0].startswith("running [") and shown[-1] == ""
 
 
-def test_contents_manager_saves_nothing_unless_a_cell_was_edited(tmp_path, monkeypatch):
+def test_contents_manager_saves_nothing_unless_a_cell_was_edited(tmp_path):
     import asyncio
     import difflib
     import shutil
@@ -162,8 +162,7 @@ def test_contents_manager_saves_nothing_unless_a_cell_was_edited(tmp_path, monke
     chapter = "ch05-mlp-memory.md"
     (tmp_path / "book").mkdir()
     shutil.copy(ROOT / "book" / chapter, tmp_path / "book" / chapter)
-    shutil.copy(contents.GLOSSARY, tmp_path / "book" / contents.GLOSSARY.name)
-    monkeypatch.setattr(contents, "BOOK", tmp_path / "book")
+    shutil.copy(contents.GLOSSARY, tmp_path / "book" / contents.GLOSSARY_NAME)
     manager = contents.CourseContentsManager(root_dir=str(tmp_path))
     path = f"book/{chapter}"
     original = (tmp_path / path).read_bytes()
@@ -192,3 +191,80 @@ def test_contents_manager_saves_nothing_unless_a_cell_was_edited(tmp_path, monke
     assert len(changed) == 2, changed  # one line out, the same line with the edit in
     assert changed[0][1:] == changed[1][1:].replace("Note: ", "", 1)
     assert "Note: {bdg-" in changed[1]
+
+
+def test_a_students_own_copy_of_the_book_reads_as_the_book(tmp_path):
+    """On a hub the chapters are ~/book (the student's copy) and the lab's files are elsewhere:
+    the chapter's glossary and labels are those of its own folder, so its terms resolve."""
+    import asyncio
+    import shutil
+
+    shutil.copytree(ROOT / "book", tmp_path / "book")
+    manager = contents.CourseContentsManager(root_dir=str(tmp_path))
+    assert contents.BOOK != tmp_path / "book"
+    chapter = "ch03-outer-product-memory.md"
+    nb = asyncio.run(manager.get(f"book/{chapter}", content=True))["content"]
+    terms = contents.terms_used(jupytext.read(ROOT / "book" / chapter))
+    last = nb.cells[-1].source
+    assert terms and "```{glossary}" in last and "(not in the glossary yet)" not in last
+    assert all(f"\n{term}\n: " in last for term in terms)
+    # and a .md file that is not beside a glossary is left as Jupytext reads it
+    (tmp_path / "notes").mkdir()
+    shutil.copy(ROOT / "book" / chapter, tmp_path / "notes" / chapter)
+    plain = asyncio.run(manager.get(f"notes/{chapter}", content=True))["content"]
+    assert contents.MARK not in plain.cells[0].get("metadata", {})
+
+
+def test_a_chapter_is_sent_with_the_language_its_kernel_reports():
+    """JupyterLab adds language_info to a notebook that has none (and the kernel replaces it
+    on starting), which marks a chapter modified before any edit; the chapter is sent with
+    what the course's kernel reports (tests/test_lab_browser.py opens one and sees it clean)."""
+    from jupyter_client.manager import start_new_kernel
+
+    nb = jupytext.read(ROOT / "book" / "ch03-outer-product-memory.md")
+    assert "language_info" not in nb.metadata
+    shown = contents.lab_view(json.loads(nbformat.writes(nb)), "book/ch03-outer-product-memory.md")
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+        reply = client.kernel_info(reply=True, timeout=30)
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    assert shown.metadata["language_info"] == reply["content"]["language_info"]
+
+
+def test_a_cell_run_before_the_set_up_cell_says_to_run_it_first(course_env, tmp_path):
+    """The course's kernel (memkit.setup_hint): a NameError for a name the notebook's set-up
+    cell defines says so; any other NameError is Python's own."""
+    import os
+
+    from jupyter_client.manager import KernelManager
+
+    notebook = ROOT / "exercises" / "session-3" / "exit-test.ipynb"
+    setup = next(c for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "code")
+    manager = KernelManager(kernel_name="python3")  # jupyter/kernels/python3 (course_env)
+    assert "--ext=memkit.setup_hint" in manager.kernel_spec.argv
+    manager.start_kernel(env={**os.environ, "JPY_SESSION_NAME": str(notebook)}, cwd=str(tmp_path))
+    client = manager.client()
+    client.start_channels()
+    errors = []
+
+    def run(code):
+        reply = client.execute_interactive(
+            code, timeout=60,
+            output_hook=lambda m: errors.append(m["content"]) if m["msg_type"] == "error" else None)
+        return reply["content"]["status"]
+
+    try:
+        client.wait_for_ready(timeout=60)
+        assert run("assert np.zeros(2).shape == (2,)") == "error"
+        assert errors[-1]["ename"] == "NameError"
+        assert "set-up cell defines it" in errors[-1]["evalue"]
+        assert "import numpy as np" in errors[-1]["evalue"]
+        assert run("spelling_mistake + 1") == "error"
+        assert errors[-1]["evalue"] == "name 'spelling_mistake' is not defined"
+        assert run("".join(setup["source"])) == "ok"
+        assert run("assert np.zeros(2).shape == (2,)") == "ok"
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)

@@ -13,6 +13,13 @@ manager supplies them when a chapter is *opened* and takes them out again when i
 * glossary terms ``{term}`key``` resolve within the notebook: a last cell, generated,
   lists the glossary's entries for the terms the chapter uses (hover or click a term).
 
+A chapter is a ``.md`` file beside the book's glossary (``appendix-e-glossary.md``), and
+its glossary and labels are that folder's: the course's ``book/``, or a student's own copy
+of it on a hub (``~/book``), where the lab's files live elsewhere. A chapter is sent with
+the ``language_info`` its kernel reports (ipykernel's), which JupyterLab would otherwise
+add on opening (and the kernel again on starting), marking the chapter modified before
+any edit.
+
 Saving: the generated cell is dropped and every changed cell is put back as it was
 written; when no cell's text differs from the file, the file is not written at all (a
 run, an autosave, a kernel renamed ... change nothing). When the student did edit a
@@ -23,6 +30,7 @@ were, so the diff holds only the student's edits.
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import re
 from pathlib import Path
@@ -32,7 +40,8 @@ import nbformat
 from tools import ROOT
 
 BOOK = ROOT / "book"
-GLOSSARY = BOOK / "appendix-e-glossary.md"
+GLOSSARY_NAME = "appendix-e-glossary.md"
+GLOSSARY = BOOK / GLOSSARY_NAME
 MARK = "memcourse"  # cell metadata key of what this module adds
 
 BADGE = re.compile(r"\{bdg-([a-z]+(?:-line)?)\}`")
@@ -109,7 +118,7 @@ def to_lab(source: str, here: str, known: dict[str, str]) -> str:
     source = TERM.sub(lambda m: " ".join(m.group(0).split()) if "\n" in m.group(0) else m.group(0),
                       source)
     source = REF.sub(lambda m: _ref_to_link(m, here, known), source)
-    if here == GLOSSARY.name:
+    if here == GLOSSARY_NAME:
         source = _glossary_for_myst(source)
     return source
 
@@ -143,9 +152,10 @@ def terms_used(nb) -> list[str]:
     return list(seen)
 
 
-def glossary_cell(nb, here: str, known: dict[str, str]):
-    """The generated last cell: the glossary's entries for the terms the chapter uses."""
-    entries = glossary()
+def glossary_cell(nb, here: str, known: dict[str, str], book: Path = BOOK):
+    """The generated last cell: the entries of ``book``'s glossary for the terms the chapter
+    uses."""
+    entries = glossary(book / GLOSSARY_NAME)
     lines = []
     for target in terms_used(nb):
         _, definition = entries.get(target.lower(), (target, "(not in the glossary yet)"))
@@ -155,7 +165,7 @@ def glossary_cell(nb, here: str, known: dict[str, str]):
         return None
     text = (
         "**Terms used here**, from the "
-        f'[glossary]({GLOSSARY.name} "{LINK_TITLE}") '
+        f'[glossary]({GLOSSARY_NAME} "{LINK_TITLE}") '
         "{span .memcourse-generated}`(added by the course's lab, not saved)`\n\n"
         "```{glossary}\n" + "\n".join(lines).rstrip() + "\n```"
     )
@@ -168,13 +178,18 @@ def glossary_cell(nb, here: str, known: dict[str, str]):
 
 
 def is_chapter(path: str | os.PathLike, root: Path = ROOT) -> bool:
-    """A MyST notebook of book/ (the only files this module touches)."""
+    """A MyST notebook of a book: a ``.md`` file beside the glossary (the only files this
+    module touches)."""
     full = (root / path) if not os.path.isabs(path) else Path(path)
-    try:
-        full.resolve().relative_to(BOOK)
-    except ValueError:
-        return False
-    return full.suffix == ".md"
+    return full.suffix == ".md" and (full.parent / GLOSSARY_NAME).is_file()
+
+
+@functools.cache
+def kernel_language_info() -> dict:
+    """The ``language_info`` the course's kernel reports (ipykernel's, this Python's version)."""
+    from ipykernel.ipkernel import IPythonKernel
+
+    return copy.deepcopy(IPythonKernel.language_info)
 
 
 def _notebook(nb_json):
@@ -185,11 +200,13 @@ def _notebook(nb_json):
     return nb
 
 
-def lab_view(nb_json: dict, path: str) -> dict:
-    """The notebook JupyterLab is sent: badges, links and the glossary cell added."""
+def lab_view(nb_json: dict, path: str, book: Path = BOOK) -> dict:
+    """The notebook JupyterLab is sent: badges, links and the glossary cell added (from the
+    chapter's folder, ``book``), and the kernel's ``language_info``."""
     nb = _notebook(nb_json)
     here = Path(path).name
-    known = labels()
+    known = labels(book)
+    nb.metadata.setdefault("language_info", kernel_language_info())
     for cell in nb.cells:
         if cell.cell_type != "markdown":
             continue
@@ -197,7 +214,7 @@ def lab_view(nb_json: dict, path: str) -> dict:
         if shown != cell.source:
             cell.metadata[MARK] = {"source": cell.source}
             cell.source = shown
-    extra = glossary_cell(nb, here, known) if here != GLOSSARY.name else None
+    extra = glossary_cell(nb, here, known, book) if here != GLOSSARY_NAME else None
     if extra is not None:
         if nb.nbformat_minor >= 5:
             extra["id"] = "memcourse-terms"
@@ -221,10 +238,10 @@ def note_cell(with_id: bool):
     return cell
 
 
-def book_view(nb_json: dict, path: str) -> dict:
+def book_view(nb_json: dict, path: str, book: Path = BOOK) -> dict:
     """The notebook as the book holds it: what :func:`lab_view` added taken out."""
     nb = _notebook(nb_json)
-    here, known = Path(path).name, labels()
+    here, known = Path(path).name, labels(book)
     cells = []
     for cell in nb.cells:
         mark = cell.get("metadata", {}).pop(MARK, None)
@@ -272,20 +289,20 @@ def _manager_class():
 class CourseContentsManager(_manager_class()):
     """Jupytext's contents manager, with the chapters shown and saved as described above."""
 
-    def _chapter(self, path: str) -> bool:
-        return is_chapter(Path(self.root_dir) / path.lstrip("/"))
+    def _file(self, path: str) -> Path:
+        return Path(self.root_dir) / path.lstrip("/")
 
     async def get(self, path, content=True, type=None, format=None, **kwargs):
         model = await super().get(path, content=content, type=type, format=format, **kwargs)
-        if content and model.get("type") == "notebook" and self._chapter(path):
-            model["content"] = lab_view(model["content"], path)
+        if content and model.get("type") == "notebook" and is_chapter(self._file(path)):
+            model["content"] = lab_view(model["content"], path, self._file(path).parent)
         return model
 
     async def save(self, model, path=""):
-        if model.get("type") != "notebook" or not model.get("content") or not self._chapter(path):
+        file = self._file(path)
+        if model.get("type") != "notebook" or not model.get("content") or not is_chapter(file):
             return await super().save(model, path)
-        file = Path(self.root_dir) / path.lstrip("/")
-        nb = book_view(model["content"], path)
+        nb = book_view(model["content"], path, file.parent)
         original = file.read_text(encoding="utf-8") if file.exists() else None
         if original is not None:
             on_disk = jupytext.reads(original, fmt="md:myst")
