@@ -29,7 +29,7 @@ help:
 	@echo "make grade  autograde submitted/ (ASSIGNMENTS=, SUBMITTED=, ZIP=, TIMEOUT=, JOBS=, SCHEDULER=)"
 	@echo "make hub   the course on a local JupyterHub (as root): users, exchange, lab; HUB_PORT="
 	@echo "make hub-stop  stop it"
-	@echo "make bench  time every figure's update (Python, then key press to picture in the lab) and class grading"
+	@echo "make bench  time every figure's update (Python, then key press to picture in the lab), weigh the heaviest page, time class grading"
 	@echo "make clean  remove _build (the execution cache included)"
 	@echo "make system-deps  install the Debian packages that pdf and test need (as root)"
 
@@ -67,8 +67,9 @@ book: $(STAMP) mathjax
 	$(BIN)/python -m tools.book.execution_cache
 	$(JB) build . --builder html -W --keep-going
 
-# from a clean _build/latex: a failed build leaves it looking up to date to the next one
-pdf: $(STAMP) system-deps
+# from a clean _build/latex: a failed build leaves it looking up to date to the next one;
+# MathJax too, as the HTML book: the configuration names its folder (html_extra_path)
+pdf: $(STAMP) system-deps mathjax
 	rm -rf _build/latex
 	$(BIN)/python -m tools.book.execution_cache
 	$(JB) build . --builder pdflatex -W --keep-going
@@ -120,11 +121,13 @@ hub: $(STAMP) system-deps
 hub-stop: $(STAMP)
 	$(BIN)/python -m tools.hub stop
 
-# figure updates in Python, key press to new picture in the lab (a real browser), then
-# class grading against plain sequential nbgrader
-bench: $(STAMP)
+# figure updates in Python, key press to new picture in the lab (a real browser), the first
+# load of the heaviest page of the HTML book (built first), then class grading against
+# plain sequential nbgrader
+bench: $(STAMP) book
 	$(BIN)/python benchmarks/figures.py
 	$(BIN)/python benchmarks/lab_figures.py
+	$(BIN)/python benchmarks/book_weight.py
 	$(BIN)/python benchmarks/grading.py
 
 clean:

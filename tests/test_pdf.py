@@ -1,9 +1,11 @@
-"""Build the book as a PDF (Jupyter Book's LaTeX builder, xelatex) and read it back.
+"""Build the book as a PDF the way the README says, on a fresh clone, and read it back.
 
-The build needs TeX Live, latexmk, xindy, the FreeFont fonts and poppler's tools,
-which `make system-deps` installs. It runs once a session, from a clean _build/latex
-(a failed build leaves that folder in a state the next one wrongly reports as up to
-date), and takes a minute or two.
+The build is `make pdf`, run in a copy of the course (the files git tracks or would add,
+as a clone holds them) whose _build is empty, with this checkout's .venv: it fetches
+MathJax (the configuration names its folder), executes every chapter and runs xelatex.
+It needs TeX Live, latexmk, xindy, the FreeFont fonts and poppler's tools, which `make
+system-deps` installs; it runs once a session and takes a few minutes. Its _build/latex is
+copied into this checkout's _build/latex, for the tests below and for a person to read.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ LATEX = ROOT / "_build" / "latex"
 PDF = LATEX / "memcourse.pdf"
 SHOTS = ROOT / "_build" / "screenshots"
 JB = pathlib.Path(sys.executable).with_name("jupyter-book")
-TOOLS = ["xelatex", "latexmk", "xindy", "pdftotext", "pdftoppm", "pdfimages", "pdfinfo"]
+TOOLS = ["xelatex", "latexmk", "xindy", "pdftotext", "pdftoppm", "pdfimages", "pdfinfo", "pdffonts"]
 # exactly figures.get("id") as a cell's call: the figure in its default state
 DEFAULT_FIGURE = re.compile(r'figures\.get\(\s*"([a-z0-9-]+)"\s*\)')
 
@@ -59,24 +61,43 @@ def contains_run(haystack: list[str], needle: list[str]) -> bool:
     return any(haystack[i:i + n] == needle for i in range(len(haystack) - n + 1))
 
 
+def course_files() -> list[str]:
+    """What a clone of this checkout holds: the files git tracks or would add."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=ROOT, capture_output=True, check=True).stdout.decode()
+    return [name for name in listed.split("\0") if name and (ROOT / name).is_file()]
+
+
 @pytest.fixture(scope="module")
-def pdf(built_book) -> pathlib.Path:
-    """The PDF, built after the HTML book (which executes the chapters into the cache)."""
+def made(tmp_path_factory) -> dict:
+    """`make pdf` on a fresh copy of the course: its output, and the PDF (in _build/latex)."""
     missing = [tool for tool in TOOLS if shutil.which(tool) is None]
     if missing:
         pytest.fail(f"missing {', '.join(missing)}: run `make system-deps` (as root) first")
-    shutil.rmtree(LATEX, ignore_errors=True)
+    clone = tmp_path_factory.mktemp("clone")
+    for name in course_files():
+        (clone / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, clone / name)  # with their times: the venv stays up to date
+    venv = ROOT / ".venv"
     result = subprocess.run(
-        [str(JB), "build", str(ROOT), "--builder", "pdflatex", "-W", "--keep-going"],
-        cwd=ROOT, capture_output=True, text=True, check=False,
+        ["make", "pdf", f"VENV={venv}", "-o", str(venv / ".installed")],
+        cwd=clone, capture_output=True, text=True, check=False,
         env={**os.environ, "MPLBACKEND": "Agg"},
     )
-    log = LATEX / "memcourse.log"
+    built = clone / "_build" / "latex"
+    log = built / "memcourse.log"
     tail = log.read_text(errors="replace")[-4000:] if log.exists() else ""
-    assert result.returncode == 0 and PDF.exists(), (
+    assert result.returncode == 0 and (built / PDF.name).exists(), (
         result.stdout[-6000:] + result.stderr[-4000:] + tail
     )
-    return PDF
+    shutil.rmtree(LATEX, ignore_errors=True)
+    shutil.copytree(built, LATEX)
+    return {"pdf": PDF, "output": result.stdout + result.stderr}
+
+
+@pytest.fixture(scope="module")
+def pdf(made) -> pathlib.Path:
+    return made["pdf"]
 
 
 @pytest.fixture(scope="module")
@@ -345,3 +366,45 @@ def nbformat_cells(path: pathlib.Path) -> list[dict]:
     import json
 
     return json.loads(path.read_text())["cells"]
+
+
+# -- issue 28: a fresh clone, and what a printed page needs ------------------------------
+def test_make_pdf_on_a_fresh_clone_executes_every_chapter_without_a_kernel_error(made):
+    output = made["output"]
+    assert re.search(r"executing \d+ chapter\(s\) in parallel", output), output[-2000:]
+    assert "MathJax" in output  # fetched from the npm registry, as `make book` does
+    assert "KeyboardInterrupt" not in output and "[IPKernelApp]" not in output, (
+        re.findall(r".*IPKernelApp.*", output)[:5])
+    assert "Traceback" not in output
+
+
+def test_the_index_is_set_in_the_text_font(pdf, pages):
+    first = glossary_terms()[0]
+    start = next(i for i, p in enumerate(pages) if re.search(rf"^\s*{re.escape(first)},\s*\d", p,
+                                                              re.MULTILINE))
+    fonts = subprocess.run(["pdffonts", "-f", str(start + 1), "-l", str(len(pages) - 1), str(pdf)],
+                           capture_output=True, text=True, check=True).stdout
+    assert "FreeSerif" in fonts
+    assert "Mono" not in fonts, fonts  # DejaVu Sans Mono is the code font
+
+
+def test_each_derivation_heading_carries_one_number(pages):
+    start = next(i for i, p in enumerate(pages) if "LIST OF DERIVATIONS" in p)
+    body = "\n".join(pages[start + 2:])
+    headings = re.findall(r"^\s*(?:D\.\d+\s+)?D\d+\. .*$", body, re.MULTILINE)
+    for n in range(1, 21):
+        assert any(re.match(rf"\s*D{n}\. ", h) for h in headings), f"no heading D{n}."
+    doubled = [h.strip() for h in headings if re.match(r"\s*D\.\d+\s", h)]
+    assert not doubled, doubled[:5]
+
+
+def test_long_lines_break_without_marks_and_nothing_runs_over(text):
+    assert "↪" not in text and "␣" not in text
+    log = (LATEX / "memcourse.log").read_text(errors="replace")
+    over = [float(x) for x in re.findall(r"^Overfull \\[hv]box \(([\d.]+)pt too", log, re.MULTILINE)]
+    assert all(points <= 10 for points in over), sorted(over)[-5:]
+
+
+def test_the_log_asks_for_no_rerun():
+    log = (LATEX / "memcourse.log").read_text(errors="replace")
+    assert "Rerun to get" not in log and "may have changed" not in log

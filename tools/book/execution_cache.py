@@ -11,12 +11,20 @@ executor), every chapter of _toc.yml whose outputs are not in the cache yet, rea
 them with MyST-NB's own reader so that the build finds them there: Jupyter Book alone
 executes one chapter after another.
 
+The kernels it starts keep their own log to themselves (``_build/jupyter/kernels``, a
+kernel spec of this Python's ipykernel with its log level at CRITICAL): each one otherwise
+prints a warning about TCP without encryption, and the interrupt jupyter_client sends
+before every shutdown now and then lands in a message handler, which logs an alarming
+"ERROR | KeyboardInterrupt caught in kernel" that no chapter caused. A chapter's own
+errors reach the build through its outputs, as before.
+
     python tools/book/execution_cache.py      # run by make book, make pdf and the tests
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import pathlib
 import shutil
@@ -26,6 +34,7 @@ from tools.book.toc import toc_files
 from tools import ROOT
 
 CACHE = ROOT / "_build" / ".jupyter_cache"
+KERNELS = ROOT / "_build" / "jupyter"  # a Jupyter data folder: kernels/python3/kernel.json
 STAMP = ROOT / "_build" / ".jupyter_cache.memkit-sha256"
 DOCTREES = ROOT / "_build" / ".doctrees"
 #: how MyST-NB reads a chapter (the cache matches notebooks by what this reader gives)
@@ -61,6 +70,22 @@ def chapters() -> list[pathlib.Path]:
     return [ROOT / f"{name}.md" for name in toc_files(ROOT)]
 
 
+def quiet_kernel(data: pathlib.Path = KERNELS) -> None:
+    """Make the chapters' kernel ``python3`` (their front matter's) this Python's ipykernel
+    with its own log quiet, for the kernels this process and its workers start."""
+    spec = {
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                 "--IPKernelApp.log_level=CRITICAL"],
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    folder = data / "kernels" / "python3"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "kernel.json").write_text(json.dumps(spec, indent=1) + "\n")
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(
+        [str(data)] + [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p])
+
+
 def execute_in_parallel() -> None:
     """Execute the chapters missing from the cache, one kernel per core.
 
@@ -76,6 +101,7 @@ def execute_in_parallel() -> None:
     stale = [r for r in records if cache.get_cached_project_nb(r.pk) is None]
     if not stale:
         return
+    quiet_kernel()
     print(f"executing {len(stale)} chapter(s) in parallel ...", flush=True)
     result = load_executor("local-parallel", cache).run_and_cache(
         filter_pks=[r.pk for r in stale], timeout=TIMEOUT

@@ -10,7 +10,17 @@ that needs it); the LaTeX builder gets the shape of a printed book instead:
 * every glossary term is indexed where it is defined (Sphinx does that) and where a
   chapter first uses it; cross-references get page numbers (``latex_show_pagerefs``);
 * a list of the figures (id, chapter, the one-line reading of the default state, page)
-  and of the derivations D1-D20 follows the contents.
+  and of the derivations D1-D20 follows the contents;
+* an appendix whose headings carry their own numbers (Appendix D's "D6. Softmax
+  Jacobian ...") has unnumbered sections, so that each heading shows one number.
+
+And it sets what a printed page needs: the index in the text font (Sphinx sets its entries
+in typewriter type), long lines of code and output broken without the red continuation
+marks (the continuation is indented instead), a narrow table column (a symbol, a short
+name) never squeezed under its own width, and the math font chosen in the preamble, not
+at ``\\begin{document}`` (unicode-math then turns Greek letters into "other" characters
+after the ``.aux`` file is read, so that a heading with a β never matched its label from
+the run before and the log asked for a rerun forever).
 
 Nothing here touches the HTML build: the transform runs for the LaTeX builder only.
 """
@@ -33,13 +43,21 @@ NUMBERED_TITLE = re.compile(r"^(?:\d+|Appendix [A-E])\.\s+")
 FIGURE_CALL = re.compile(r'figures\.get\(\s*"([a-z0-9-]+)"\s*\)')
 DERIVATION = re.compile(r"^\((d\d+)\)=\n## (D\d+\. .+)$", re.MULTILINE)
 BACK_MATTER = "Back matter"
+#: a heading that carries its own number in an appendix: "D6. Softmax Jacobian ..."
+OWN_NUMBER = re.compile(r"^[A-E]\d+\.\s")
+#: code and output lines too long for the page break, indented, without Sphinx's red hooks
+VERBATIM = r"verbatimcontinued={\makebox[2\fontcharwd\font`\x]{}}, verbatimvisiblespace={\ }"
 SECNUMDEPTH = 2  # sections (3.1) and subsections (3.1.1) are numbered within a chapter
 
 PREAMBLE = rf"""
-% the course's numbering (tools/book/pdf_book.py)
+% the course's numbering, index, code lines, tables and math font (tools/book/pdf_book.py)
 \newcommand{{\memnumbered}}{{\setcounter{{secnumdepth}}{{{SECNUMDEPTH}}}}}
 \newcommand{{\memunnumbered}}{{\setcounter{{secnumdepth}}{{-1}}}}
 \newcommand{{\memunnumberedpart}}{{\setcounter{{secnumdepth}}{{-2}}}}
+\newcommand{{\memunnumberedsections}}{{\setcounter{{secnumdepth}}{{0}}}}
+\renewcommand{{\sphinxstyleindexentry}}[1]{{#1}}
+\setlength{{\tymin}}{{0.25\linewidth}}
+\setmathfont{{Latin Modern Math}}
 \newcommand{{\memfirstuse}}[1]{{#1}}
 \newcommand{{\memanswerbox}}[1]{{\par\noindent\fbox{{\begin{{minipage}}[t][#1][t]{{\dimexpr\linewidth-2\fboxsep-2\fboxrule}}\footnotesize\textit{{Your answer}}\end{{minipage}}}}\par\medskip}}
 """
@@ -142,6 +160,8 @@ class PrintedBook(SphinxPostTransform):
             if chapter or appendix:
                 if title is not None:
                     self._strip_number(title)
+                if appendix:
+                    self._unnumber_own_numbers(sof)
                 if chapter:
                     sof.insert(0, _raw(rf"\setcounter{{chapter}}{{{int(chapter.group(1)) - 1}}}"))
             else:
@@ -158,6 +178,17 @@ class PrintedBook(SphinxPostTransform):
                 stripped = NUMBERED_TITLE.sub("", str(child), count=1)
                 title.replace(child, nodes.Text(stripped))
                 return
+
+    @staticmethod
+    def _unnumber_own_numbers(sof) -> None:
+        """Sections unnumbered in an appendix whose headings number themselves (D6. ...)."""
+        chapter = next(iter(sof.findall(nodes.section)), None)
+        headings = [s[0].astext() for s in chapter.findall(nodes.section) if s is not chapter
+                    and s.children and isinstance(s[0], nodes.title)] if chapter else []
+        if not any(OWN_NUMBER.match(heading) for heading in headings):
+            return
+        chapter.insert(1, _raw(r"\memunnumberedsections"))
+        sof.append(_raw(r"\memnumbered"))
 
     def _glossary_terms(self) -> dict[str, str]:
         """Glossary term id -> the term as the glossary writes it."""
@@ -220,6 +251,7 @@ def configure(app) -> None:
         return
     context = app.builder.context  # latex_elements, as the builder has read them
     context["preamble"] = context.get("preamble", "") + PREAMBLE
+    context["sphinxsetup"] = ", ".join(filter(None, [context.get("sphinxsetup"), VERBATIM]))
     context["tableofcontents"] = (
         context.get("tableofcontents", r"\sphinxtableofcontents") + "\n" + lists_latex()
     )

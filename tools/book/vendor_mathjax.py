@@ -25,11 +25,13 @@ from tools import ROOT
 
 VERSION = "3.2.2"
 DEST = ROOT / "_build" / "offline" / "mathjax"
-ENTRY = "tex-mml-chtml.js"
-# es5/ holds a dozen combined bundles; the book loads only ENTRY, which fetches the
-# rest (TeX extensions, fonts, the menu's accessibility parts) from the folders.
-# latest.js is left out too: it would look for a newer MathJax on a CDN.
+ENTRY = "startup.js"
+# es5/ holds a dozen combined bundles; the book loads none of them but ENTRY, the loader,
+# which fetches the components _config.yml names (mathjax3_config) from the folders, and
+# the TeX extensions and fonts a page needs. latest.js is left out too: it would look for
+# a newer MathJax on a CDN.
 SKIPPED_BUNDLES = {
+    "tex-mml-chtml.js",
     "tex-chtml.js",
     "tex-chtml-full.js",
     "tex-chtml-full-speech.js",
