@@ -44,3 +44,20 @@ def site(built_book):
     server = SiteServer(built_book)
     yield server.url
     server.stop()
+
+
+# module scope: Playwright's sync API holds an event loop while it runs, and the other
+# browser tests (and asyncio code) of the session must not overlap with it
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium, headless (tools/book/browser.py), for one test module."""
+    from playwright.sync_api import sync_playwright
+
+    from tools.book.browser import CHROMIUM, launch_browser
+
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is missing: run `make system-deps` (as root) first")
+    with sync_playwright() as playwright:
+        chromium = launch_browser(playwright)
+        yield chromium
+        chromium.close()

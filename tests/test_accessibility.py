@@ -93,16 +93,6 @@ def axe_script() -> str:
     return script.read_text()
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = book_browser.launch_browser(playwright)
-        yield browser
-        browser.close()
-
-
 def mode_context(browser, mode: str, viewport: dict):
     """A context whose pages open in the theme's ``mode`` (as its colour-mode button sets it)."""
     context = browser.new_context(viewport=viewport, color_scheme=mode)
@@ -112,9 +102,9 @@ def mode_context(browser, mode: str, viewport: dict):
 
 
 @pytest.fixture(scope="module")
-def tabs(chromium):
+def tabs(browser):
     """One page per colour mode, reused for every page of the book."""
-    contexts = {mode: mode_context(chromium, mode, {"width": 1280, "height": 900})
+    contexts = {mode: mode_context(browser, mode, {"width": 1280, "height": 900})
                 for mode in MODES}
     pages = {mode: context.new_page() for mode, context in contexts.items()}
     yield {mode: (page, book_browser.Traffic(page)) for mode, page in pages.items()}
@@ -154,8 +144,8 @@ OVERFLOW = """() => ({
 
 
 @pytest.mark.parametrize("page_path", [CHAPTER_6, CHAPTER_12])
-def test_a_phone_scrolls_equations_and_figures_in_their_own_box(site, chromium, page_path):
-    context = mode_context(chromium, "light", PHONE)
+def test_a_phone_scrolls_equations_and_figures_in_their_own_box(site, browser, page_path):
+    context = mode_context(browser, "light", PHONE)
     try:
         page = context.new_page()
         traffic = book_browser.Traffic(page)
@@ -183,12 +173,12 @@ FIGURE_AT_PHONE = """() => {
 }"""
 
 
-def test_chapter_6_dark_and_on_a_phone_photographed(site, chromium):
+def test_chapter_6_dark_and_on_a_phone_photographed(site, browser):
     SHOTS.mkdir(parents=True, exist_ok=True)
     figure = '.memfig-live[data-figure="soft-dictionary"]'
     for name, mode, viewport in [("ch06-dark.png", "dark", {"width": 1280, "height": 900}),
                                  ("ch06-390px.png", "light", PHONE)]:
-        context = mode_context(chromium, mode, viewport)
+        context = mode_context(browser, mode, viewport)
         try:
             page = context.new_page()
             traffic = book_browser.Traffic(page)

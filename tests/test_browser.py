@@ -19,7 +19,7 @@ import urllib.parse
 import pytest
 
 from tools.book import browser as book_browser
-from tools.book.browser import CHROMIUM, FIRST_LOAD_LIMIT, MB
+from tools.book.browser import FIRST_LOAD_LIMIT, MB
 from tools.book.toc import toc_files
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -29,20 +29,6 @@ SCREENSHOT_CHAPTER = "book/ch02-matrix-matrix"
 
 # every page Sphinx writes: the redirecting index, the toc's pages, the index and search
 PAGES = ["index.html", "genindex.html", "search.html"] + [f"{f}.html" for f in toc_files()]
-
-
-# module scope: Playwright's sync API holds an event loop while it runs, and the other
-# browser tests (and asyncio code) of the session must not overlap with it
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.fail("Debian's chromium is missing: run `make system-deps` (as root) first")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = book_browser.launch_browser(playwright)
-        yield chromium
-        chromium.close()
 
 
 # -- what the HTML on disk says ------------------------------------------------------
