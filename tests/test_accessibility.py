@@ -126,6 +126,8 @@ def test_page_meets_wcag_21_aa(site, tabs, axe_script, page_path, mode):
     page.goto(site + page_path, wait_until="load")
     book_browser.settle(page, traffic)
     assert page.evaluate("document.documentElement.dataset.theme") == mode
+    # one search field on the page (the theme drew a second one in a header bar)
+    assert page.locator(".search-button-field:visible").count() == 1, page_path
     page.evaluate(USE_FIGURES)
     page.evaluate(axe_script)
     violations = page.evaluate(AUDIT, RULES)
