@@ -34,7 +34,7 @@ ASSIGNMENT = "exercises/session-3/exit-test.ipynb"
 
 # what MyST markup looks like when it is shown as text instead of drawn
 RAW_MYST = re.compile(
-    r"\{(?:term|ref|numref|doc|eq|bdg-[a-z-]+|span|glossary|admonition|code-cell)\}`?"
+    r"\{(?:term|ref|numref|doc|eq|bdg-[a-z-]+|span|glossary|glue(?::[a-z]+)?|admonition|code-cell)\}`?"
     r"|^\s*:(?:class|tags|label):|^\s*\([a-z][\w-]+\)=\s*$|^```",  # a label, not f(q)=
     re.MULTILINE,
 )

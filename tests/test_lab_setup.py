@@ -97,6 +97,16 @@ def test_refs_to_other_chapters_become_links_and_edits_come_back_as_refs():
     assert contents.to_book(edited) == "Read {ref}`Chapter 4 <ch04>` and {bdg-info-line}`cited`."
 
 
+def test_a_glued_number_shows_as_its_name_in_the_lab_and_comes_back_as_glue():
+    # the lab's MyST renderer has no glue role: left as it is, the student reads the markup
+    book = "predicted {glue:text}`ex1_hebbian_predicted:.2f`, measured {glue:text}`ex1_m:.2f`."
+    shown = contents.to_lab(book, "ch17-exercises.md", contents.labels())
+    assert "{glue" not in shown
+    assert "{span .memcourse-glue}`ex1_hebbian_predicted:.2f`" in shown
+    assert contents.to_book(shown.replace("predicted", "expected", 1)) == book.replace(
+        "predicted", "expected", 1)
+
+
 def test_terms_of_a_chapter_get_their_glossary_entries():
     nb = jupytext.read(ROOT / "book" / "ch03-outer-product-memory.md")
     cell = contents.glossary_cell(nb, "ch03-outer-product-memory.md", contents.labels())

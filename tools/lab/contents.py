@@ -46,6 +46,10 @@ MARK = "memcourse"  # cell metadata key of what this module adds
 
 BADGE = re.compile(r"\{bdg-([a-z]+(?:-line)?)\}`")
 BADGE_BACK = re.compile(r"\{span \.bdg-([a-z]+(?:-line)?)\}`")
+# a number the book glues into the text from a code cell ({glue:text}`name:.2f`): the lab's
+# MyST renderer has no glue, so the lab shows the value's name, marked as printed by a cell
+GLUE = re.compile(r"\{glue:text\}`")
+GLUE_BACK = re.compile(r"\{span \.memcourse-glue\}`")
 REF = re.compile(r"\{ref\}`(?:([^`<]*?)\s*<([^`<>]+)>|([^`<>]+))`")
 LINK_TITLE = "opens in the lab"
 REF_BACK = re.compile(r'\[([^\]]*)\]\(([\w.-]+\.md)#([\w-]+) "' + LINK_TITLE + r'"\)')
@@ -114,6 +118,7 @@ def _plain_terms(text: str) -> str:
 def to_lab(source: str, here: str, known: dict[str, str]) -> str:
     """A markdown cell as the lab's MyST renderer can draw it."""
     source = BADGE.sub(r"{span .bdg-\1}`", source)
+    source = GLUE.sub("{span .memcourse-glue}`", source)
     # a role's text broken over two lines is one line for the lab's MyST parser
     source = TERM.sub(lambda m: " ".join(m.group(0).split()) if "\n" in m.group(0) else m.group(0),
                       source)
@@ -126,6 +131,7 @@ def to_lab(source: str, here: str, known: dict[str, str]) -> str:
 def to_book(source: str) -> str:
     """The inverse of :func:`to_lab` for a cell the student edited."""
     source = BADGE_BACK.sub(r"{bdg-\1}`", source)
+    source = GLUE_BACK.sub("{glue:text}`", source)
     return REF_BACK.sub(lambda m: f"{{ref}}`{m.group(1)} <{m.group(3)}>`", source)
 
 
