@@ -24,7 +24,7 @@ help:
 	@echo "make pdf    build the PDF book into _build/latex/memcourse.pdf (needs TeX Live)"
 	@echo "make test   run every test, the book build included"
 	@echo "make lab    open JupyterLab; chapters open as notebooks, widgets are live (ROLE=instructor)"
-	@echo "make check  run the visible tests of your notebooks (NB=exercises/session-3/exit-test.ipynb)"
+	@echo "make check  run the visible tests of your notebooks (NB=exercises/session-3/exit-test.ipynb; ID=alice sets your student id)"
 	@echo "make assignments  regenerate exercises/ and the session pages from solutions/"
 	@echo "make grade  autograde submitted/ (ASSIGNMENTS=, SUBMITTED=, ZIP=, TIMEOUT=, JOBS=, SCHEDULER=)"
 	@echo "make hub   the course on a local JupyterHub (as root): users, exchange, lab; HUB_PORT="
@@ -86,9 +86,10 @@ lab: $(STAMP)
 	$(BIN)/python -m tools.lab.launch --role $(ROLE)
 
 # The student's loop: run the visible tests; NB= one or more notebooks (default: the
-# notebooks under exercises/ you changed, or all of them).
+# notebooks under exercises/ you changed, or all of them). ID= sets your student id once
+# (the exit tests draw your own numbers from it), then stops.
 check: $(STAMP)
-	$(BIN)/python -m tools.lab.check $(NB)
+	$(BIN)/python -m tools.lab.check $(if $(ID),--id $(ID),$(NB))
 
 # exercises/ (nbgrader's release) and book/session-N.md, generated from solutions/
 assignments: $(STAMP)

@@ -1,0 +1,343 @@
+"""Each student's own numbers: the parameters of an assignment drawn from the student's id.
+
+Every number an assignment asks for is computed by code, so every student can be asked it
+for numbers of their own (issue 30): the set-up cell of an exit test draws the data of its
+questions with a ``Numbers`` for the notebook and prints them ("your numbers"), and the
+multiple-choice questions show their options in an order, with letters, of the student's
+own (``Numbers.options``). Sharing ``q3 = 1e8`` then gives a classmate nothing: the grader
+checks each submission against the numbers of the id it knows.
+
+A draw depends on the course (``COURSE``), the notebook (``"session-2/exit-test"``), the
+question (``"q3"``), the name of the parameter and the student id, and on nothing else:
+``uniform`` hashes them with SHA-256, so the student's kernel, the grader's own check and
+the instructor's solution notebook draw the same value on any machine, in any order, with
+any version of Python or numpy. (Arrays are drawn by numpy from an integer ``seed`` made
+the same way; memkit's seeded functions already rely on numpy's generator staying the same.)
+
+The student id (``student``) is the first found of
+
+1. ``MEMCOURSE_STUDENT_ID``: set by the grader for each submission (nbgrader's student id,
+   the folder name under ``submitted/``), in the sandboxed kernel and in its own check;
+2. ``JUPYTERHUB_USER``: the hub user on the course's JupyterHub, which is the student id
+   nbgrader's exchange files the submission under;
+3. the id file (``id_file``: ``~/.config/memcourse/student-id``), written once by
+   ``make check ID=alice`` (``tools.lab.check``) for self-study;
+4. ``DEFAULT_ID``, ``"self-study"``.
+
+A student who sets another id gets another student's questions: the grader grades a
+submission against the id it files it under, whatever the kernel drew.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "COURSE",
+    "DEFAULT_ID",
+    "ENV",
+    "STUDENT_ID",
+    "Numbers",
+    "Options",
+    "id_file",
+    "set_student",
+    "forget_student",
+    "student",
+    "uniform",
+]
+
+COURSE = "memcourse"  # nbgrader's course id (nbgrader_config.py)
+DEFAULT_ID = "self-study"
+ENV = "MEMCOURSE_STUDENT_ID"
+HUB_ENV = "JUPYTERHUB_USER"
+# what nbgrader can take as a student id (the grader skips a folder named otherwise)
+STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")
+MAX_ID = 100
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+SOURCES = {
+    ENV: "set by the grader",
+    HUB_ENV: "your hub user name",
+    "file": "set with make check ID=...",
+    "default": "the default: set yours once with make check ID=<your id>",
+}
+
+
+def id_file() -> Path:
+    """Where ``make check ID=...`` keeps a self-study student's id (``$XDG_CONFIG_HOME``,
+    or ``~/.config``, then ``memcourse/student-id``)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "memcourse" / "student-id"
+
+
+def _checked(value: str, where: str) -> str:
+    value = value.strip()
+    if not value or len(value) > MAX_ID or not STUDENT_ID.match(value):
+        raise ValueError(
+            f"the student id {value[:MAX_ID]!r} ({where}) is not one the grader can use: "
+            f"at most {MAX_ID} letters, digits and the signs . _ @ + -, starting with a letter "
+            "or a digit (set yours with make check ID=<your id>)")
+    return value
+
+
+def student() -> tuple[str, str]:
+    """The student id in effect and where it comes from (``ENV``, ``HUB_ENV``, ``"file"``
+    or ``"default"``); an id that nbgrader could not take raises ``ValueError``."""
+    for name in (ENV, HUB_ENV):
+        if os.environ.get(name, "").strip():
+            return _checked(os.environ[name], name), name
+    path = id_file()
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(MAX_ID + 2)  # bounded: the file is the user's, whatever it holds
+    except OSError:
+        return DEFAULT_ID, "default"
+    return _checked(text, f"in {path}"), "file"
+
+
+def set_student(value: str) -> Path:
+    """Keep ``value`` as this user's student id (the id file); return the file's path."""
+    value = _checked(value, "given")
+    path = id_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fresh = path.with_name(path.name + ".new")
+    fresh.write_text(value + "\n", encoding="utf-8")
+    os.replace(fresh, path)
+    return path
+
+
+def forget_student() -> bool:
+    """Remove the id file (back to the default id); True if there was one."""
+    try:
+        id_file().unlink()
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def uniform(*parts) -> float:
+    """A number in [0, 1) that depends on ``parts`` only: the first 8 bytes of the SHA-256
+    of ``COURSE`` and the parts joined by ``|``."""
+    digest = hashlib.sha256("|".join([COURSE, *map(str, parts)]).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2.0**64
+
+
+class Options:
+    """The options of a multiple-choice question in one student's order, lettered.
+
+    ``texts`` are given in the notebook's own order (index 0, 1, ...); letter ``j`` shows
+    ``texts[order[j]]``. ``key(i)`` is the letter the student sees option ``i`` under, so
+    that a hidden test names the right option by its index and the key follows the
+    shuffle. Shown as a Markdown list in a notebook (``_repr_markdown_``).
+    """
+
+    def __init__(self, question: str, texts: list[str], order: list[int], letters: str,
+                 title: str | None = None):
+        self.question, self.texts, self.order = question, list(texts), list(order)
+        self.letters, self.title = letters, title
+
+    def key(self, index: int) -> str:
+        """The letter of option ``index`` (its place in the notebook's list)."""
+        if not 0 <= int(index) < len(self.texts):
+            raise IndexError(f"{self.question} has {len(self.texts)} options, not {index + 1}")
+        return self.letters[self.order.index(int(index))]
+
+    def keys(self, indices) -> set[str]:
+        """The letters of several options (a question with more than one right option)."""
+        return {self.key(i) for i in indices}
+
+    def shown(self) -> list[tuple[str, str]]:
+        """(letter, text) in the order the student sees them."""
+        return [(self.letters[j], self.texts[i]) for j, i in enumerate(self.order)]
+
+    def _repr_markdown_(self) -> str:
+        head = [f"*{self.title}*", ""] if self.title else []
+        return "\n".join(head + [f"- **{letter}.** {text}" for letter, text in self.shown()])
+
+    def __repr__(self) -> str:
+        head = [self.title] if self.title else []
+        return "\n".join(head + [f"{letter}. {text}" for letter, text in self.shown()])
+
+
+class Numbers:
+    """The draws of one notebook for one student: ``Numbers("session-2/exit-test")``.
+
+    Each method draws one named parameter of one question (``integer``, ``real``,
+    ``pick``, ``sample``, ``seed``, ``rng``, ``draw``) or the options of a multiple-choice question
+    (``options``), records it, and returns it; ``show`` prints the record ("your
+    numbers"), ``summary`` gives it on one line (the grader's report).
+    """
+
+    def __init__(self, notebook: str, student_id: str | None = None):
+        if student_id is None:
+            student_id, source = student()
+        else:
+            student_id, source = _checked(student_id, "given"), "given"
+        self.notebook, self.student, self.source = str(notebook), student_id, source
+        self.drawn: dict[str, dict[str, object]] = {}
+        self.choices: dict[str, Options] = {}
+
+    # ---------------------------------------------------------------- the draws
+
+    def _u(self, question: str, name: str, attempt: int = 0) -> float:
+        return uniform(self.notebook, question, self.student, name, attempt)
+
+    def _record(self, question: str, name: str, value, shown=None):
+        self.drawn.setdefault(str(question), {})[str(name)] = value if shown is None else shown
+        return value
+
+    def pick(self, question: str, name: str, values):
+        """One of ``values``, each as likely."""
+        values = list(values)
+        if not values:
+            raise ValueError(f"{question} {name}: nothing to pick from")
+        value = values[int(self._u(question, name) * len(values))]
+        return self._record(question, name, value)
+
+    def integer(self, question: str, name: str, low: int, high: int, step: int = 1,
+                avoid=()) -> int:
+        """An int among ``low, low + step, ..., high`` (both ends included), none of ``avoid``
+        (values the book prints, whose answers a student could copy from it)."""
+        grid = [v for v in range(int(low), int(high) + 1, int(step)) if v not in set(avoid)]
+        return int(self.pick(question, name, grid))
+
+    def real(self, question: str, name: str, low: float, high: float, digits: int = 2,
+             avoid=()) -> float:
+        """A float in ``[low, high]`` rounded to ``digits`` decimals (the value printed is
+        the value used), none of ``avoid``."""
+        for attempt in range(1000):
+            value = round(low + (high - low) * self._u(question, name, attempt), digits)
+            if low <= value <= high and all(abs(value - a) > 10.0**-digits / 2 for a in avoid):
+                return float(self._record(question, name, value))
+        raise ValueError(f"{question} {name}: no value in [{low}, {high}] outside {avoid}")
+
+    def sample(self, question: str, name: str, values, k: int, sort: bool = True) -> list:
+        """``k`` distinct entries of ``values`` (in increasing order unless ``sort`` is False)."""
+        values = list(values)
+        ranked = sorted(range(len(values)), key=lambda i: self._u(question, f"{name}/{i}"))
+        chosen = [values[i] for i in ranked[:k]]
+        if sort:
+            chosen.sort()
+        return self._record(question, name, chosen)
+
+    def seed(self, question: str, name: str) -> int:
+        """An int seed for numpy's generator (``np.random.default_rng(seed)``, or memkit's
+        ``seed=`` arguments): the data drawn with it are the student's own."""
+        value = int(self._u(question, name) * 2.0**53)
+        return self._record(question, name, value, "drawn for you")
+
+    def rng(self, question: str, name: str) -> np.random.Generator:
+        """``np.random.default_rng(self.seed(question, name))``."""
+        return np.random.default_rng(self.seed(question, name))
+
+    def draw(self, question: str, name: str, make, accept=None, tries: int = 1000):
+        """Data of a question, ``make(rng)`` with a generator of this student's; made again
+        from the next generator until ``accept(data)`` holds (a premise of the question:
+        one largest entry, independent columns, ...)."""
+        for attempt in range(tries):
+            found = make(np.random.default_rng(int(self._u(question, name, attempt) * 2.0**53)))
+            if accept is None or accept(found):
+                return self._record(question, name, found, _Drawn(found))
+        raise ValueError(f"{question} {name}: no draw of {tries} met the question's premise")
+
+    def options(self, question: str, texts, letters: str | None = None,
+                title: str | None = None) -> Options:
+        """The options of ``question`` (given in the notebook's order) in this student's
+        order, lettered ``letters`` (default a, b, c, ...); shown at once in a notebook."""
+        texts = list(texts)
+        letters = letters or LETTERS[: len(texts)]
+        if len(letters) != len(texts):
+            raise ValueError(f"{question}: {len(texts)} options need {len(texts)} letters")
+        order = sorted(range(len(texts)), key=lambda i: self._u(question, f"option/{i}"))
+        found = Options(question, texts, order, letters, title)
+        self.choices[str(question)] = found
+        _display(found)
+        return found
+
+    def key(self, question: str, index: int) -> str:
+        """The letter this student sees option ``index`` of ``question`` under."""
+        if str(question) not in self.choices:
+            raise KeyError(f"the options of {question} are not drawn yet (run its cell)")
+        return self.choices[str(question)].key(index)
+
+    # ---------------------------------------------------------------- the record
+
+    def varied(self) -> list[str]:
+        """The questions whose numbers or options were drawn (``q3`` for a draw labelled
+        ``"q3"``, ``"q1, q2"`` or ``"q6 state"``), in the notebook's order."""
+        found = {q for label in [*self.drawn, *self.choices] for q in re.findall(r"\bq\d+\b", label)}
+        return sorted(found, key=lambda q: int(q[1:]))
+
+    def _lines(self, full: bool) -> list[tuple[str, str]]:
+        found = []
+        for question, values in self.drawn.items():
+            found.append((question, ", ".join(
+                value.text(name, full) if isinstance(value, _Drawn)
+                else f"{name}: {value}" if value == "drawn for you" else f"{name} = {value!r}"
+                for name, value in values.items())))
+        return found
+
+    def report(self) -> str:
+        """What ``show`` prints: the id, where it comes from, and every value drawn (small
+        arrays in full)."""
+        where = SOURCES.get(self.source, self.source)
+        lines = [f"Your numbers (student id {self.student!r}, {where}):"]
+        width = max((len(q) for q in self.drawn), default=2)
+        for question, text in self._lines(full=True):
+            first, *rest = text.split("\n")
+            lines.append(f"  {question:<{width}}  {first}")
+            lines += [f"  {'':<{width}}  {line}" for line in rest]
+        if not self.drawn:
+            lines.append("  (none drawn)")
+        return "\n".join(lines)
+
+    def show(self) -> None:
+        print(self.report())
+
+    def summary(self) -> str:
+        """One line: every value drawn and each question's option order (``q4 letters
+        a=2 b=0 ...``: the option of the notebook's list each letter shows)."""
+        parts = [f"{question}: {text}" for question, text in self._lines(full=False)]
+        for question, found in self.choices.items():
+            shown = " ".join(f"{found.letters[j]}={i}" for j, i in enumerate(found.order))
+            parts.append(f"{question} letters {shown}")
+        return "; ".join(parts)
+
+
+class _Drawn:
+    """The record of data made by ``Numbers.draw``: shown in full when small."""
+
+    SMALL = 30  # numbers at most, to be shown in full
+
+    def __init__(self, value):
+        self.parts = [np.asarray(v) for v in (value if isinstance(value, tuple) else (value,))]
+
+    def text(self, name: str, full: bool) -> str:
+        names = [n.strip() for n in name.split(",")]
+        if len(names) != len(self.parts):
+            names = [f"{name}[{i}]" for i in range(len(self.parts))]
+        small = full and sum(p.size for p in self.parts) <= self.SMALL
+        if not small:
+            shapes = ", ".join(f"{n} {p.shape}" for n, p in zip(names, self.parts))
+            return f"drawn for you ({shapes})"
+        return "\n".join(
+            f"{n} = " + np.array2string(p, separator=", ", prefix=f"{n} = ",
+                                        formatter={"float_kind": lambda v: f"{v:g}"})
+            for n, p in zip(names, self.parts))
+
+
+def _display(found: Options) -> None:
+    """Show ``found`` in the notebook running this code (nothing outside a kernel)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with the course
+        return
+    if get_ipython() is None:
+        return
+    from IPython.display import display
+
+    display(found)
