@@ -775,15 +775,22 @@ SOURCES = sorted((ROOT / "solutions").glob("session-*/*.ipynb"))
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_the_grader_check_agrees_with_every_solution(path):
+def test_the_grader_check_agrees_with_every_solution(path, monkeypatch):
     """The solutions pass every test in the grader's own check too (else honest students
     would be overruled): what a hidden test needs crosses as plain data or as the result
-    of a call on the test's own inputs, made in the "kernel" under the test's switches."""
+    of a call on the test's own inputs, made in the "kernel" under the test's switches.
+    The "kernel" and the check draw the same student's numbers (issue 30)."""
+    from memkit.variants import ENV
+
     source = load(path)
-    split = hidden.discover_apart(source)
+    split = hidden.discover_apart(source, folder=path.parent)
     assert not split.problems, split.problems
-    verdict = recheck.judge(source, _exports_of_a_run(source, split), split)
+    monkeypatch.setenv(ENV, "student-07")
+    lines = _exports_of_a_run(source, split)
+    verdict = recheck.judge_apart(source, lines, split, timeout=120, student="student-07",
+                                  folder=path.parent)
     assert not verdict.problem, verdict.problem
+    assert "'student-07'" in verdict.numbers and "set by the grader" in verdict.numbers
     tests = [
         c["metadata"]["nbgrader"]["grade_id"]
         for c in source["cells"]

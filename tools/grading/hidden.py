@@ -22,9 +22,10 @@ markers that do not pair, a call whose arguments are not plain data or read the
 student's answers, a solution that fails its own test. ``CONTRIBUTING.md`` says how
 hidden tests are written for it.
 
-Issue 30's seam: the grader's check may run more of the solutions' own code here (a
-student's expected values from reference code kept with the solutions), never the
-student's.
+Each student draws their own numbers (issue 30, ``memkit.variants``): the run is made for
+two students (``CHECK_IDS``), and a test whose calls differ between them is a problem, since
+the calls are found once for the class. The hidden tests may import the solutions' reference
+code (``answer_key.py`` beside the notebook, never released); the run finds it there.
 
 Stage: none (the split, used by screening and the re-check). Depends on:
 ``tools.grading.plain``, ``tools.grading.cells``.
@@ -381,12 +382,41 @@ def discover(source_nb: dict) -> Split:
     return split
 
 
-def discover_apart(source_nb: dict, timeout: float = DISCOVERY_TIMEOUT) -> Split:
-    """``discover`` in a forked child (its own matplotlib backend, prints, and a limit)."""
+# Two students the grader's own run of the solutions is made for (issue 30): each student
+# draws their own numbers (memkit.variants), while the calls a test makes to the student's
+# functions must not depend on them, since they are found once for the whole class.
+CHECK_IDS = ("grader-check-1", "grader-check-2")
+
+
+def calls_of(split: Split) -> dict[str, list[tuple[str, str]]]:
+    return {gid: [(c.function, c.key) for c in calls] for gid, calls in split.calls.items()}
+
+
+def discover_apart(source_nb: dict, timeout: float = DISCOVERY_TIMEOUT,
+                   folder: str | os.PathLike | None = None) -> Split:
+    """``discover`` in a forked child (its own matplotlib backend, prints, and a limit),
+    once for each student of ``CHECK_IDS``: a test whose calls differ between the two is a
+    problem. ``folder``: the source notebook's folder, where its hidden tests import the
+    reference code of the solutions (``answer_key.py``) from."""
 
     def work():
+        from memkit.variants import ENV
+
         os.environ["MPLBACKEND"] = "agg"
-        return discover(source_nb)
+        if folder is not None:
+            sys.path.insert(0, str(folder))
+        found = []
+        for student in CHECK_IDS:
+            os.environ[ENV] = student
+            found.append(discover(source_nb))
+        split, other = found
+        for gid, calls in calls_of(split).items():
+            if calls != calls_of(other).get(gid):
+                split.problems.append(
+                    f"{gid}: calls the student's function with inputs that depend on the "
+                    "student's numbers (give it fixed inputs: they are found once for everyone)")
+        split.problems += [p for p in other.problems if p not in split.problems]
+        return split
 
     result = run_apart(work, timeout)
     if isinstance(result, Split):

@@ -8,7 +8,8 @@ run); reasons from the autograded notebooks (cells that overran or printed witho
 
 Depends on: ``tools.grading.outcome``, ``tools.grading.staging``,
 ``tools.grading.settings``, ``tools.grading.cells``, ``tools.grading.recheck``, ``tools.grading.hidden``,
-``tools.grading.gradebook``, ``tools.grading.sanitize`` (the autograded notebooks cleaned).
+``tools.grading.gradebook``, ``tools.grading.sanitize`` (the autograded notebooks cleaned),
+``tools.release.layout`` (where the solutions' reference code is).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import shutil
 from pathlib import Path
 
 from tools.grading import gradebook, hidden, recheck
+from tools.release import layout
 from tools.grading.cells import TRUNCATED, cell_meta, cell_text, read_nb
 from tools.grading.outcome import Outcome, status_of
 from tools.grading.sanitize import clean_notebook
@@ -92,6 +94,7 @@ def finish(
     found = scores(settings, staged.assignment, staged.student)
     if found:
         outcome.score, outcome.max_score, outcome.needs_manual = found
+    outcome.numbers = " | ".join(f"{name}: {line}" for name, line in sorted(staged.numbers.items()))
     outcome.status = status_of(graded, staged.handed_in, outcome.reasons, bool(overruled))
     outcome.seconds = seconds + staged.screen_seconds
     return outcome
@@ -108,6 +111,18 @@ def _rewrite(path: Path, nb: dict) -> None:
     fresh.write_text(json.dumps(nb, indent=1))
     os.chmod(fresh, mode)
     os.replace(fresh, path)
+
+
+def show_numbers(nb: dict, verdicts: recheck.Judgement) -> None:
+    """The set-up cell shows the student's numbers as the grader drew them for the id it
+    knows (``memkit.variants``), in place of what the kernel printed: the feedback shows
+    the numbers the answers were checked against."""
+    if not verdicts.numbers:
+        return
+    for cell in nb.get("cells", []):
+        if cell_meta(cell).get("grade_id") == "setup" and cell.get("cell_type") == "code":
+            cell["outputs"] = [{"output_type": "stream", "name": "stdout",
+                                "text": verdicts.numbers}]
 
 
 def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> list[str]:
@@ -134,9 +149,13 @@ def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> lis
         if source:
             verdicts = recheck.judge_apart(
                 source, recheck.read_exports(nb), staged.splits.get(name) or hidden.Split(),
-                memory_mb=settings.memory_mb)
+                memory_mb=settings.memory_mb, student=staged.student,
+                folder=settings.root / layout.SOURCE / staged.assignment)
         else:
             verdicts = recheck.Judgement(problem="the grader has no source of it")
+        show_numbers(nb, verdicts)
+        if verdicts.numbers_line:
+            staged.numbers[name] = verdicts.numbers_line
         for cell in nb.get("cells", []):
             gid = cell_meta(cell).get("grade_id")
             if not hidden.is_test(cell):

@@ -21,6 +21,7 @@ class Outcome:
     seconds: float = 0.0
     needs_manual: bool = False
     note: str = ""  # what went wrong with the grader itself, not with the submission
+    numbers: str = ""  # the student's own numbers, as the grader drew them (memkit.variants)
 
 
 STATUSES = {

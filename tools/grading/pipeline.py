@@ -119,7 +119,8 @@ def grade_class(
         a: {p.name: read_nb(p) for p in course.notebooks(settings.root, a)}
         for a in graded_assignments
     }
-    splits = {a: {name: hidden.discover_apart(nb) for name, nb in sources[a].items()}
+    splits = {a: {name: hidden.discover_apart(nb, folder=settings.root / course.SOURCE / a)
+                  for name, nb in sources[a].items()}
               for a in graded_assignments}
     unsplit = [f"solutions/{a}/{name}: {p}" for a in graded_assignments
                for name, split in sorted(splits[a].items()) for p in split.problems]

@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import builtins
 import json
+import os
+import sys
 from dataclasses import dataclass, field
 
 from tools.grading import hidden
@@ -45,6 +47,7 @@ from tools.grading.plain import (
 )
 
 EXPORT_ID = "memcourse-export"
+STUDENT_CELL_ID = "memcourse-student"
 PREFIX = "memcourse-"  # the id of every cell the grader adds
 MARKER = "MEMCOURSE-ANSWERS "
 CHECK_TIMEOUT = 30.0  # seconds of the grader's check of one notebook
@@ -163,6 +166,17 @@ def __memcourse_export__(names, calls):
 '''
 
 
+def student_cell_source(student: str) -> str:
+    """The first cell the kernel runs: the student id the grader grades the notebook for,
+    where ``memkit.variants`` reads it (the set-up cell draws that student's numbers).
+    A student cell may change it afterwards; the grader's own check draws for this id."""
+    from memkit.variants import ENV, STUDENT_ID
+
+    if not STUDENT_ID.match(student):
+        raise ValueError(f"not a student id: {student!r}")
+    return f"__import__('os').environ[{ENV!r}] = {student!r}"
+
+
 def export_cell_source(names: list[str], calls: list[hidden.Call]) -> str:
     """The export cell before a test cell: the answers it reads, the calls it makes."""
     payload = json.dumps([
@@ -246,6 +260,17 @@ class Verdict:
 class Judgement:
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     problem: str = ""  # why the notebook could not be judged at all (every test fails)
+    numbers: str = ""  # the student's numbers as the set-up printed them in the grader
+    numbers_line: str = ""  # the same on one line, with the option orders (the report)
+
+
+def _numbers_of(ns: dict) -> tuple[str, str]:
+    """The record of the draws the locked cells made (``memkit.variants.Numbers``)."""
+    from memkit.variants import Numbers
+
+    drawn = [v for v in ns.values() if isinstance(v, Numbers)]
+    return ("\n".join(n.report() for n in drawn) + ("\n" if drawn else ""),
+            " ".join(n.summary() for n in drawn))
 
 
 def judge(source_nb: dict, lines: dict[str, str], split: hidden.Split) -> Judgement:
@@ -270,6 +295,7 @@ def judge(source_nb: dict, lines: dict[str, str], split: hidden.Split) -> Judgem
                 result.problem = f"the locked cell {gid} does not run in the grader ({exc!r})"
                 result.verdicts.clear()
                 return result
+            result.numbers, result.numbers_line = _numbers_of(ns)
             continue
         data = parse(lines.get(gid) or "") or {}
         values = data.get("values") if isinstance(data.get("values"), dict) else {}
@@ -363,6 +389,8 @@ def judge_apart(
     split: hidden.Split,
     timeout: float = CHECK_TIMEOUT,
     memory_mb: int = 4096,
+    student: str | None = None,
+    folder=None,
 ) -> Judgement:
     """``judge`` in a forked child of the grader, with a time and a memory limit.
 
@@ -370,9 +398,23 @@ def judge_apart(
     to make a test slow or huge must not stall or exhaust the grader. A child that does
     not answer in time (or dies) judges nothing: ``Judgement.problem`` says why, and every
     test of the notebook loses its points.
+
+    ``student``: the id the set-up draws the numbers of (``memkit.variants``), the one the
+    grader knows, whatever the kernel drew. ``folder``: where the hidden tests import the
+    solutions' reference code from (``answer_key.py`` beside the source notebook).
     """
     warm(source_nb)
-    found = hidden.run_apart(lambda: judge(source_nb, lines, split), timeout, memory_mb)
+
+    def work():
+        from memkit.variants import ENV
+
+        if folder is not None:
+            sys.path.insert(0, str(folder))
+        if student is not None:
+            os.environ[ENV] = student
+        return judge(source_nb, lines, split)
+
+    found = hidden.run_apart(work, timeout, memory_mb)
     if isinstance(found, Judgement):
         return found
     return Judgement(problem=f"the check {found}")

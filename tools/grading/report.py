@@ -40,6 +40,7 @@ def write_report(outcomes: list[Outcome], path: Path) -> None:
                 "seconds",
                 "reasons",
                 "grader_note",
+                "numbers",
             ]
         )
         for o in sorted(outcomes, key=lambda o: (o.assignment, o.student)):
@@ -54,6 +55,7 @@ def write_report(outcomes: list[Outcome], path: Path) -> None:
                     f"{o.seconds:.1f}",
                     " | ".join(o.reasons),
                     o.note,
+                    o.numbers,
                 ]
             )
 

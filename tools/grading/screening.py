@@ -63,10 +63,13 @@ def parse_notebook(text: str) -> tuple[dict | None, list[str]]:
     return data, notes
 
 
-def screen(text: str, source: dict, release: dict, split: hidden.Split | None = None) -> Screened:
+def screen(text: str, source: dict, release: dict, split: hidden.Split | None = None,
+           student: str | None = None) -> Screened:
     """Check a submitted notebook (its file text) against its source and release; repair it.
 
     ``split``: the calls of the source's tests (``tools.grading.hidden.discover``).
+    ``student``: the id the notebook is graded for; the kernel gets it first of all
+    (``recheck.student_cell_source``), so that its set-up draws that student's numbers.
     """
     data, upgraded = parse_notebook(text)
     if data is None:
@@ -155,8 +158,10 @@ def screen(text: str, source: dict, release: dict, split: hidden.Split | None = 
         for ctype, text_ in extras.get(key, []):
             emit(ctype, text_, {}, f"student-{next(counter)}", None)
 
-    # the grader's exporter first, then each graded test cell preceded by its export cell
-    # (tools.grading.recheck: the answers the test reads and the calls it makes)
+    # the student's id and the grader's exporter first, then each graded test cell preceded
+    # by its export cell (tools.grading.recheck: the answers the test reads and the calls)
+    if student is not None:
+        emit("code", recheck.student_cell_source(student), {}, recheck.STUDENT_CELL_ID, None)
     emit("code", recheck.EXPORTER, {}, f"{recheck.EXPORT_ID}-def", None)
     emit_extras(None)
     for gid in order:

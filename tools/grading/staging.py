@@ -40,6 +40,7 @@ class Staged:
     screen_seconds: float = 0.0
     files: list[str] = field(default_factory=list)  # its other regular files, copied for it
     splits: dict = field(default_factory=dict)  # the calls of each source's tests (hidden)
+    numbers: dict = field(default_factory=dict)  # the student's numbers, per notebook (judgement)
 
 
 def stage(
@@ -69,7 +70,7 @@ def stage(
             continue
         try:
             result = screen(raw.decode("utf-8", errors="replace"), sources[name],
-                            releases[name], (splits or {}).get(name))
+                            releases[name], (splits or {}).get(name), student)
         except Exception as exc:  # noqa: BLE001 - whatever it holds, it is this notebook's
             reasons.append(f"{name}: not a notebook (it cannot be screened: "
                            f"{type(exc).__name__}): scored 0")
