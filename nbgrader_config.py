@@ -25,7 +25,11 @@ c.CourseDirectory.release_directory = "exercises"
 c.CourseDirectory.submitted_directory = "submitted"
 c.CourseDirectory.autograded_directory = "autograded"
 c.CourseDirectory.feedback_directory = "feedback"
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback"]
+# answer_key.py: the solutions' reference code (the hidden tests' answer keys), kept out of
+# the release (generate_assignment) and of the autograded folders, whose other files reach
+# the students' kernels (autograde copies the source folder's files there)
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback",
+                            "answer_key.py"]
 
 # The gradebook: SQLite in the course root unless a URL is given (PostgreSQL for
 # several graders working at once).

@@ -1,6 +1,7 @@
 """The assignments of the course: where they live, how the release is made, what stays secret.
 
 solutions/session-N/*.ipynb   instructor notebooks, nbgrader's "source": the one source
+solutions/session-N/answer_key.py   their reference code (answer keys), never released
 exercises/session-N/*.ipynb   student notebooks, nbgrader's "release", generated (committed)
 book/session-N.md             the book's page of each session, rendered from the release
 
@@ -27,7 +28,9 @@ import tempfile
 from pathlib import Path
 
 from tools.release import session_pages
-from tools.release.layout import ASSIGNMENT, RELEASE, ROOT, SOURCE, assignments, notebooks
+from tools.release.layout import (
+    ASSIGNMENT, REFERENCE, RELEASE, ROOT, SOURCE, assignments, notebooks,
+)
 
 
 # Markers of what nbgrader removes from the release; none may survive in exercises/.
@@ -198,8 +201,23 @@ def _meaningful(line: str) -> bool:
     )
 
 
+def reference_leaks(root: Path = ROOT) -> list[str]:
+    """The solutions' reference code (``answer_key.py``) found under exercises/, by name or
+    by content."""
+    root = Path(root)
+    keys = {p.read_bytes() for p in (root / SOURCE).glob(f"session-*/{REFERENCE}")}
+    found = []
+    for path in sorted((root / RELEASE).rglob("*")):
+        if not path.is_file() or path.is_symlink():
+            continue
+        if path.name == REFERENCE or (path.suffix == ".py" and path.read_bytes() in keys):
+            found.append(f"{path.relative_to(root).as_posix()}: the solutions' reference code")
+    return found
+
+
 def leaks(root: Path = ROOT) -> list[str]:
-    """Solution lines, hidden tests or their markers found in the notebooks under exercises/."""
+    """Solution lines, hidden tests or their markers found in the notebooks under exercises/,
+    and the solutions' reference code (``reference_leaks``)."""
     root = Path(root)
     secret, public = set(), set()
     for source in sorted((root / SOURCE).rglob("*.ipynb")):
@@ -221,7 +239,7 @@ def leaks(root: Path = ROOT) -> list[str]:
                     found.append(f"{name}, cell {index}: solution or hidden line {line.strip()!r}")
             for output in cell.get("outputs", []):
                 found.append(f"{name}, cell {index}: an output ({output.get('output_type')})")
-    return found
+    return found + reference_leaks(root)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,7 @@
 """Where the course's assignments live: the folders and how they are named.
 
 solutions/session-N/*.ipynb   nbgrader's "source" (``SOURCE``)
+solutions/session-N/answer_key.py   its reference code (``REFERENCE``), never released
 exercises/session-N/*.ipynb   nbgrader's "release" (``RELEASE``), generated
 
 The bottom of the assignment tools: ``tools.release.assignments`` (the release) and
@@ -15,6 +16,11 @@ from tools import ROOT
 
 SOURCE = "solutions"
 RELEASE = "exercises"
+# the solutions' reference code (issue 30): the answer keys the hidden tests compute each
+# student's expected values with, beside the notebooks of solutions/session-N/; nbgrader
+# leaves it out of the release and of the autograded folders (nbgrader_config.py's
+# CourseDirectory.ignore), and the release check refuses it in exercises/
+REFERENCE = "answer_key.py"
 ASSIGNMENT = re.compile(r"^session-(\d+)$")
 
 

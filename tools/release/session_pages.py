@@ -11,11 +11,16 @@ which links the chapters the header links.
 
 In print (the PDF) a page is a worksheet: the questions and the set-up cell stay, while
 the answer cells and the test cells give way to a box to write the answer in.
+
+Each student draws their own numbers and their own order of the options of a multiple-choice
+question (``memkit.variants``); a page shows the set-up's code and the options as the default
+student id letters them (``options_markdown``), and says so.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import re
 import sys
@@ -94,6 +99,43 @@ def _answer_box(height: str) -> str:
     return "```{raw} latex\n\\memanswerbox{" + height + "}\n```"
 
 
+def _option_text(node: ast.expr, code: str) -> str:
+    """An option as written in an options cell: a string, or an f-string whose fields show
+    as the code that fills them in (`L5 // 2`), since a page has no student's numbers."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(
+            part.value if isinstance(part, ast.Constant)
+            else f"`{ast.get_source_segment(code, part.value)}`"
+            for part in node.values)
+    raise ValueError(f"an option that is not a string: {ast.get_source_segment(code, node)}")
+
+
+def options_markdown(code: str, notebook: str) -> str | None:
+    """An options cell (``numbers.options("q4", [...])``, ``memkit.variants``) as a page
+    shows it: each list lettered in the order the default student id draws, with a note that
+    the notebook shows the student's own order. None if the cell draws no options."""
+    from memkit import variants
+
+    lists = []
+    for node in ast.walk(ast.parse(code)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "options" and len(node.args) >= 2):
+            continue
+        question = ast.literal_eval(node.args[0])
+        texts = [_option_text(item, code) for item in node.args[1].elts]
+        named = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+        drawn = variants.Numbers(notebook, variants.DEFAULT_ID).options(
+            question, texts, named.get("letters"), named.get("title"))
+        lists.append((node.lineno, drawn._repr_markdown_()))
+    if not lists:
+        return None
+    note = ("*The options, lettered in the order of the default student id: your notebook "
+            "shows them in your own order, with your own letters.*")
+    return "\n\n".join([note] + [text for _, text in sorted(lists)])
+
+
 def _order(paths: list[Path]) -> list[Path]:
     rank = {"exit-test": 0, "exercises": 1}
     return sorted(paths, key=lambda p: (rank.get(p.stem, 2), p.stem))
@@ -125,7 +167,12 @@ def _render_notebook(path: Path, nb: dict, number: int, root: Path) -> list[str]
         if not text.strip():
             continue
         meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.get("cell_type") == "code":
+        options = (options_markdown(text, f"session-{number}/{path.stem}")
+                   if cell.get("cell_type") == "code" and meta.get("locked")
+                   and str(meta.get("grade_id", "")).endswith("-options") else None)
+        if options:
+            parts.append(_demote(_relink(options, root)))
+        elif cell.get("cell_type") == "code":
             if meta.get("grade"):
                 points = meta.get("points", 0)
                 label = (
