@@ -228,7 +228,7 @@ class Numbers:
         """An int seed for numpy's generator (``np.random.default_rng(seed)``, or memkit's
         ``seed=`` arguments): the data drawn with it are the student's own."""
         value = int(self._u(question, name) * 2.0**53)
-        return self._record(question, name, value, "drawn for you")
+        return self._record(question, name, value, _Seeded(value))
 
     def rng(self, question: str, name: str) -> np.random.Generator:
         """``np.random.default_rng(self.seed(question, name))``."""
@@ -276,8 +276,7 @@ class Numbers:
         found = []
         for question, values in self.drawn.items():
             found.append((question, ", ".join(
-                value.text(name, full) if isinstance(value, _Drawn)
-                else f"{name}: {value}" if value == "drawn for you" else f"{name} = {value!r}"
+                value.text(name, full) if isinstance(value, (_Drawn, _Seeded)) else f"{name} = {value!r}"
                 for name, value in values.items())))
         return found
 
@@ -306,6 +305,19 @@ class Numbers:
             shown = " ".join(f"{found.letters[j]}={i}" for j, i in enumerate(found.order))
             parts.append(f"{question} letters {shown}")
         return "; ".join(parts)
+
+
+class _Seeded:
+    """The record of a seed (``Numbers.seed``): the data made with it are the student's."""
+
+    def __init__(self, seed: int):
+        self.seed = seed
+
+    def text(self, name: str, full: bool) -> str:
+        return f"{name}: drawn for you"
+
+    def __eq__(self, other):
+        return isinstance(other, _Seeded) and other.seed == self.seed
 
 
 class _Drawn:
