@@ -2,7 +2,7 @@
 
 Fast (no kernel, no nbgrader): the set-up cell, then every answer cell (the solution with
 its markers removed, or a replacement) and every test cell with its hidden part, in order
-and in one namespace. ``memkit`` is taken out of ``sys.modules`` for the run and put back
+and in one namespace, for one student's numbers (``STUDENT`` unless told another). ``memkit`` is taken out of ``sys.modules`` for the run and put back
 after, so that a notebook sees it unimported, as in a new kernel (the notebooks that forbid
 memkit check that no answer imported it). The nbgrader round trip of
 ``test_assignments.py`` grades the same notebooks for real.
@@ -13,9 +13,16 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import pathlib
+import random
 import re
 import sys
+
+from dataclasses import dataclass
+
+from memkit.variants import ENV
+from tools.grading.simulate.copied import typed_cell
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 MARKERS = re.compile(r"^\s*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)\s*$", re.M)
@@ -62,24 +69,54 @@ def fresh_memkit():
         sys.modules.update(saved)
 
 
+STUDENT = "student-01"  # the id a run draws the numbers of, unless told another
+# 20 random student ids (issue 30): the class the tests draw numbers for
+RANDOM_IDS = [f"u{random.Random(30 + i).getrandbits(40):010x}" for i in range(20)]
+
+
+@contextlib.contextmanager
+def as_student(student: str, folder: pathlib.Path | None = None):
+    """The numbers of ``student`` drawn (``memkit.variants``), and the reference code of the
+    solutions beside the notebook (``answer_key.py`` in ``folder``) importable, for a run."""
+    saved_env, saved_path = os.environ.get(ENV), list(sys.path)
+    os.environ[ENV] = student
+    if folder is not None:
+        sys.path.insert(0, str(folder))
+    sys.modules.pop("answer_key", None)
+    try:
+        yield
+    finally:
+        sys.modules.pop("answer_key", None)
+        sys.path[:] = saved_path
+        if saved_env is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = saved_env
+
+
 def run(path: pathlib.Path, answers: dict | None = None, printed: dict | None = None,
-        namespace: dict | None = None) -> dict:
+        namespace: dict | None = None, student: str = STUDENT, typed: dict | None = None) -> dict:
     """Run set-up, answers and tests; return {test grade id: None or the exception}.
 
     ``answers``: {answer grade id: source} replacing those solutions. ``printed``: a dict
     that receives {test grade id: what the test cell printed}. ``namespace``: the dict the
-    cells run in (it holds the answers afterwards).
+    cells run in (it holds the answers afterwards). ``student``: whose numbers the set-up
+    draws. Locked cells other than the tests (the set-up, the options of a question) run
+    in order, as in a kernel. ``typed``: a dict that receives {answer grade id: the answers
+    as a classmate would copy them, typed in} (``tools.grading.simulate.copied``).
     """
     found = cells(path)
     namespace = {} if namespace is None else namespace
     namespace["__name__"] = "__main__"
     results = {}
-    with fresh_memkit():
-        exec(compile(found["setup"][1], "setup", "exec"), namespace)
+    with fresh_memkit(), as_student(student, pathlib.Path(path).parent):
         for gid, (kind, text) in found.items():
-            if kind != "code" or gid == "setup":
+            if kind != "code":
                 continue
-            if gid.endswith("-tests"):
+            if gid == "setup" or gid.endswith("-options"):
+                with contextlib.redirect_stdout(io.StringIO()):
+                    exec(compile(text, gid, "exec"), namespace)
+            elif gid.endswith("-tests"):
                 out = io.StringIO()
                 try:
                     with contextlib.redirect_stdout(out):
@@ -96,7 +133,37 @@ def run(path: pathlib.Path, answers: dict | None = None, printed: dict | None = 
                         exec(compile(source, gid, "exec"), namespace)
                 except Exception:  # noqa: BLE001
                     pass
+                if typed is not None:
+                    typed[gid] = typed_cell(source, namespace)
     return results
+
+
+@dataclass
+class Solved:
+    """The solutions of a notebook run for one student (``solved``)."""
+
+    results: dict  # {test grade id: None or the exception}
+    typed: dict  # {answer grade id: the answers typed in as values, as a classmate copies them}
+    numbers: object  # the notebook's memkit.variants.Numbers: what was drawn, the options
+    values: dict  # {name: value} of the small plain answers and of the tests' _table
+
+
+_SOLVED: dict = {}
+
+
+def solved(path: pathlib.Path, student: str) -> Solved:
+    """``run`` of the solutions for ``student``, once per test session (several test modules
+    ask for the same 20 students' runs)."""
+    key = (str(path), student)
+    if key not in _SOLVED:
+        namespace: dict = {}
+        typed: dict = {}
+        results = run(path, namespace=namespace, student=student, typed=typed)
+        values = {name: value for name, value in namespace.items()
+                  if (not name.startswith("_") or name == "_table")
+                  and isinstance(value, (str, int, float, set, frozenset, dict, tuple, list))}
+        _SOLVED[key] = Solved(results, typed, namespace["numbers"], values)
+    return _SOLVED[key]
 
 
 def solution(path: pathlib.Path, gid: str) -> str:

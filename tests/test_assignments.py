@@ -1,10 +1,12 @@
 """The graded assignments end to end: one source, a clean release, the book's pages, the
 student's check and the instructor's grading of a simulated class (nbgrader, real kernels).
 
-The loop runs in temporary course directories: the solution notebooks earn full marks and
-the blank release zero for every session under solutions/; on the first session a class
-with a half-done submission and one submission of each kind of trouble is graded with
-``python -m tools.grading`` (what ``make grade`` runs).
+The loop runs in temporary course directories: in one class run of every session, the
+solution notebooks earn full marks for 20 random student ids (each draws its own numbers,
+issue 30), the blank release zero, a classmate's values typed in less than full marks (what
+they earn for the copier's own numbers) and the reference code cannot be imported by the
+kernel; on the first session a class with a half-done submission and one submission of each
+kind of trouble is graded with ``python -m tools.grading`` (what ``make grade`` runs).
 """
 
 import csv
@@ -20,12 +22,14 @@ from concurrent.futures import ThreadPoolExecutor
 import nbformat
 import pytest
 
+import assignment_cells as nbcells
 from tools.release import assignments as course
+from tools.release import layout
 from tools.lab import check as checker
 from tools.release import session_pages
-from tools.grading import collect, pipeline
+from tools.grading import collect
 from tools.grading.settings import Settings
-from tools.grading.simulate import answers, classroom, trouble
+from tools.grading.simulate import answers, classroom, copied, trouble
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SESSIONS = course.assignments(ROOT)
@@ -191,6 +195,24 @@ def test_the_leak_scan_finds_a_planted_answer(tmp_path):
     assert any("BEGIN HIDDEN TESTS" in f for f in found)
 
 
+def test_the_reference_code_stays_with_the_solutions(tmp_path):
+    """Issue 30: nbgrader leaves answer_key.py out of the release (and, with the same ignore
+    list, out of the autograded folders: see the round trip), and the release check refuses
+    it under exercises/, by its name or by its content under another."""
+    keys = sorted((ROOT / "solutions").glob(f"session-*/{layout.REFERENCE}"))
+    assert len(keys) >= 4
+    assert layout.REFERENCE in (ROOT / "nbgrader_config.py").read_text()
+    assert not list((ROOT / "exercises").rglob(layout.REFERENCE))
+    planted = copy_course(tmp_path / "course")
+    shutil.copy(keys[0], planted / "exercises" / keys[0].parent.name / layout.REFERENCE)
+    shutil.copy(keys[-1], planted / "exercises" / "session-1" / "helpers.py")
+    found = course.leaks(planted)
+    assert any(f"{keys[0].parent.name}/{layout.REFERENCE}: the solutions' reference code" in f for f in found)
+    assert any("session-1/helpers.py: the solutions' reference code" in f for f in found)
+    fresh = course.generate(planted, tmp_path / "fresh")
+    assert not list(fresh.rglob(layout.REFERENCE)) and not list(fresh.rglob("*.py"))
+
+
 def test_session_pages_show_the_release_without_answers():
     assert session_pages.differences(ROOT) == []
     secrets = set()
@@ -214,57 +236,138 @@ def test_session_pages_show_the_release_without_answers():
 # --------------------------------------------------------------------------- the round trips
 
 
+RANDOM_IDS = nbcells.RANDOM_IDS  # 20 random student ids (issue 30): each draws numbers of its own
+COPIER, SNOOPER, BLANK = "copier", "snooper", "blank-student"
+SNOOPED = "session-5"  # the session whose answer cell tries to import the reference code
+
+
+def points_of(source: dict, results: dict) -> float:
+    """The autograded points of the test cells that passed in an in-process run."""
+    return sum(float(meta(c)["points"]) for c in source["cells"]
+               if meta(c).get("grade") and not meta(c).get("solution") and results.get(meta(c)["grade_id"]) is None
+               and meta(c)["grade_id"] in results)
+
+
 @pytest.fixture(scope="module")
 def round_trip(tmp_path_factory):
-    """Every session graded for two students: the solutions (student-01) and the blank release."""
+    """One class run of every session (``python -m tools.grading``, what ``make grade`` runs).
+
+    The 20 random ids hand in the solutions, spread over the sessions (2 or 3 ids each); the
+    blank release is handed in for every session, and so are, under the id ``copier``, the
+    values of the first id of each session typed in (``simulate.copied``); ``snooper``'s
+    answer tries to import the solutions' reference code. Each one's expected score is known
+    beforehand: full marks, zero, what the same values earn in an in-process run of the hidden
+    tests for the copier's own numbers, full marks but the snooped question.
+    """
     root = copy_course(tmp_path_factory.mktemp("round-trip"))
-    made = classroom.simulate(root, n_students=2, which=SESSIONS)
-    settings = Settings(
-        root=root,
-        submitted=root / "submitted",
-        db_url=f"sqlite:///{root / 'gradebook.db'}",
-        cell_timeout=60,
-    )
+    expected, graded_ids = {}, {session: [] for session in SESSIONS}
+    for i, student in enumerate(RANDOM_IDS):
+        graded_ids[SESSIONS[i % len(SESSIONS)]].append(student)
+
+    def hand_in(student, session, name, nb, points):
+        folder = root / "submitted" / student / session
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(json.dumps(nb, indent=1) + "\n")
+        expected[(student, session)] = expected.get((student, session), 0.0) + points
+
+    for session in SESSIONS:
+        for path in course.notebooks(ROOT, session):
+            source, release = load(path), load(ROOT / "exercises" / session / path.name)
+            every = {q.answer_id for q in answers.questions(source)}
+            full = answers.student_notebook(source, release, every)
+            for student in graded_ids[session]:
+                hand_in(student, session, path.name, full, answers.autograded_points(source))
+            hand_in(BLANK, session, path.name, release, 0.0)
+            typed = nbcells.solved(path, graded_ids[session][0]).typed
+            results = nbcells.run(path, answers=typed, student=COPIER)
+            hand_in(COPIER, session, path.name, copied.copied_notebook(release, typed), points_of(source, results))
+            if session == SNOOPED:
+                first = answers.code_questions(source)[0]
+                snooped = json.loads(json.dumps(full))
+                cell = snooped["cells"][answers.index_of(snooped, first.answer_id)]
+                cell["source"] = "import answer_key\n" + text(cell)
+                hand_in(SNOOPER, session, path.name, snooped,
+                        answers.earned_points(source, every - {first.answer_id}, release))
     started = time.monotonic()
-    outcomes, skipped = pipeline.grade_class(settings, SESSIONS, jobs=2, progress=lambda line: None)
-    seconds = time.monotonic() - started
-    print(
-        f"\nround trips: {len(outcomes)} submissions of {len(SESSIONS)} sessions in {seconds:.0f} s"
+    result = subprocess.run(
+        [sys.executable, "-m", "tools.grading", *SESSIONS, "--course-dir", str(root),
+         "--cell-timeout", "60", "--jobs", "2"],
+        check=False, cwd=ROOT, capture_output=True, text=True, timeout=3600,
     )
+    seconds = time.monotonic() - started
+    print(f"\nround trips: {len(expected)} submissions of {len(SESSIONS)} sessions in {seconds:.0f} s")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    with open(root / "autograded" / "grading-report.csv") as fh:
+        report = {(row["student"], row["assignment"]): row for row in csv.DictReader(fh)}
     return {
-        "settings": settings,
-        "skipped": skipped,
-        "made": {(m.student, m.assignment): m for m in made},
-        "outcomes": {(o.student, o.assignment): o for o in outcomes},
+        "root": root,
+        "db_url": f"sqlite:///{root / 'gradebook.db'}",
+        "expected": expected,
+        "graded_ids": graded_ids,
+        "report": report,
     }
 
 
 @pytest.mark.parametrize("session", SESSIONS)
-def test_solutions_earn_full_marks(round_trip, session):
-    outcome = round_trip["outcomes"][("student-01", session)]
-    assert outcome.status == "ok", outcome.reasons
-    expected = round_trip["made"][("student-01", session)]
-    cells = grades_by_cell(round_trip["settings"].db_url, session, "student-01")
-    auto = 0.0
-    for name, grades in cells.items():
-        for grade_id, (score, max_score) in grades.items():
-            if grade_id.endswith("-written") or score is None:
-                continue  # a written answer waits for a person
-            assert score == max_score, (name, grade_id)
-            auto += score
-    assert auto == expected.max_score > 0
+def test_solutions_earn_full_marks_for_the_random_ids(round_trip, session):
+    """Issue 30: the solutions compute each student's own answers, and grade to full marks."""
+    assert len(round_trip["graded_ids"][session]) >= 2
+    for student in round_trip["graded_ids"][session]:
+        row = round_trip["report"][(student, session)]
+        assert row["status"] == "ok", row
+        auto = 0.0
+        for name, grades in grades_by_cell(round_trip["db_url"], session, student).items():
+            for grade_id, (score, max_score) in grades.items():
+                if grade_id.endswith("-written") or score is None:
+                    continue  # a written answer waits for a person
+                assert score == max_score, (student, name, grade_id)
+                auto += score
+        assert auto == round_trip["expected"][(student, session)] > 0
 
 
 @pytest.mark.parametrize("session", SESSIONS)
 def test_the_blank_release_earns_zero_without_failing(round_trip, session):
-    outcome = round_trip["outcomes"][("student-02", session)]
-    assert outcome.status == "ok", outcome.reasons
-    assert outcome.score == 0
-    for name, grades in grades_by_cell(
-        round_trip["settings"].db_url, session, "student-02"
-    ).items():
+    row = round_trip["report"][(BLANK, session)]
+    assert row["status"] == "ok", row
+    assert float(row["score"]) == 0
+    for name, grades in grades_by_cell(round_trip["db_url"], session, BLANK).items():
         for grade_id, (score, _) in grades.items():
             assert score == 0, (name, grade_id)
+
+
+@pytest.mark.parametrize("session", SESSIONS)
+def test_a_classmates_values_lose_the_questions_drawn_for_each_student(round_trip, session):
+    """Issue 30: the values of the first id of the session, handed in by another student, earn
+    what they earn for that student's own numbers (the in-process run of the hidden tests
+    says so beforehand): less than full marks."""
+    row = round_trip["report"][(COPIER, session)]
+    full = sum(answers.autograded_points(load(p)) for p in course.notebooks(ROOT, session))
+    assert float(row["score"]) == round_trip["expected"][(COPIER, session)] < full, row
+
+
+def test_the_kernel_cannot_import_the_reference_code(round_trip):
+    """nbgrader copies the source folder's files into the autograded one, whose files reach
+    the kernel: the reference code is not among them (CourseDirectory.ignore)."""
+    row = round_trip["report"][(SNOOPER, SNOOPED)]
+    assert float(row["score"]) == round_trip["expected"][(SNOOPER, SNOOPED)], row
+    autograded = round_trip["root"] / "autograded"
+    assert list((round_trip["root"] / "solutions").glob(f"session-*/{layout.REFERENCE}"))
+    assert not list(autograded.rglob(layout.REFERENCE)) and not list((round_trip["root"] / "feedback").rglob("*.py"))
+
+
+def test_the_report_and_the_feedback_show_each_students_numbers(round_trip):
+    """Issue 30: the report's numbers column and the feedback's set-up cell give the numbers
+    the grader drew for the id it knows."""
+    root = round_trip["root"]
+    for session, students in round_trip["graded_ids"].items():
+        for student in students + [COPIER]:
+            line = round_trip["report"][(student, session)]["numbers"]
+            for path in course.notebooks(ROOT, session):
+                numbers = nbcells.solved(path, student).numbers
+                assert f"{path.name}: {numbers.summary()}" in line, (student, session)
+                page = (root / "feedback" / student / session / f"{path.stem}.html").read_text()
+                assert f"Your numbers (student id &#39;{student}&#39;, set by the grader)" in page or \
+                    f"Your numbers (student id '{student}', set by the grader)" in page, (student, path.name)
 
 
 # Run after an answer cell: every name the answer defined gets a wrong value of the same
@@ -359,6 +462,9 @@ def inverted(tmp_path_factory):
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(nb))
             paths.append(target)
+            key = source_path.parent / layout.REFERENCE  # what the hidden tests import
+            if key.exists():
+                shutil.copy(key, target.parent / layout.REFERENCE)
     shutil.copy(ROOT / "nbgrader_config.py", folder / "nbgrader_config.py")
 
     def validate(part):
@@ -372,7 +478,7 @@ def inverted(tmp_path_factory):
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
-            env=course.tool_env({"PYTHONUNBUFFERED": "1"}),
+            env=course.tool_env({"PYTHONUNBUFFERED": "1", "MEMCOURSE_STUDENT_ID": nbcells.STUDENT}),
         ).stdout
 
     with ThreadPoolExecutor(2) as pool:

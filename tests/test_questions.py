@@ -7,8 +7,10 @@ Run in this process, cell by cell, as a fresh kernel would (``assignment_cells``
   (what a student copying from the chapter would hand in) lose the points;
 - in the notebooks whose header forbids memkit, an answer that uses it loses the points of
   its question, for every code question;
-- multiple choice: the keys are spread over the letters across the course, no key sequence
-  of a matching question runs in the listed order, and the options of a question have
+- multiple choice (issue 30: options shuffled per student, ``memkit.variants``): across 20
+  ids no letter is the key of more than half of a question's variants, the keys of each
+  student are spread over the letters, a matching key seldom runs in the listed order, no
+  question text lists lettered options of its own, and the options of a question have
   similar lengths.
 """
 
@@ -72,10 +74,10 @@ BOOK_PATTERN = (
 )
 WRONG = [
     # session 1
-    (S1, EXIT, "q4", 'rank_counts = "b"', "the old key: 'exactly one' per outer product"),
-    (S1, EXIT, "q5", "rank_C = 3\nC_left, C_right = u.T, r", "one rank per term: C has rank 2"),
+    (S1, EXIT, "q4", "rank_counts = rank_options.key(1)", "the old key: 'exactly one' per outer product"),
+    (S1, EXIT, "q5", "rank_C = 4\nC_left, C_right = u.T, r", "one rank per term: C has rank 2 or 3"),
     (S1, EX, "q3", BOOK_PATTERN + "r_target = 3", "the book's pattern and its 95 % answer"),
-    (S1, EX, "q3", sol(S1, EX, "q3").replace("kept >= energy_target", "kept > energy_target + 0.01"),
+    (S1, EX, "q3", sol(S1, EX, "q3").replace("kept >= energy_target", "kept >= energy_target - 0.01"),
      "the near miss taken for the answer"),
     # session 2
     (S2, EXIT, "q3", sol(S2, EXIT, "q3").replace("predicted_3 = float(np.sqrt((M3 - 1) / d_k3))",
@@ -90,11 +92,11 @@ WRONG = [
      + "from memkit import memory as _m\n"
        "def ratio_mc(M, d_k, trials, seed):\n    return _m.hebbian_interference_mc(M, d_k, trials, seed)",
      "memkit's Monte Carlo in place of the student's"),
-    (S2, EXIT, "q5", sol(S2, EXIT, "q5").replace('why_lower = "d"', 'why_lower = "a"'),
+    (S2, EXIT, "q5", sol(S2, EXIT, "q5").replace("reason_options.key(3)", "reason_options.key(0)"),
      "too few samples taken for the reason"),
     (S2, EXIT, "q5", sol(S2, EXIT, "q5").replace("capacity_5b = d_k5b + 1", "capacity_5b = 2 * d_k5b"),
      "the least-squares capacity"),
-    (S2, EXIT, "q5", sol(S2, EXIT, "q5").replace("max_pairs = int(1 + d_k5 * ratio_max ** 2)",
+    (S2, EXIT, "q5", sol(S2, EXIT, "q5").replace("max_pairs = int(1 + d_k5 * ratio_max ** 2 + 1e-9)",
                                                 "max_pairs = 9"), "the book's 9 pairs at d_k = 32"),
     (S2, EX, "q1", sol(S2, EX, "q1").replace("predicted = 1 / dims1", "predicted = 1 / np.array([4, 16, 64])"),
      "the book's three dimensions"),
@@ -105,15 +107,15 @@ WRONG = [
     (S2, EX, "q2", sol(S2, EX, "q2").replace("predicted = np.sqrt((Ms2 - 1) / d_k2)",
                                             "predicted = np.sqrt(Ms2 / d_k2)"), "M in place of M - 1"),
     # session 3
-    (S3, EXIT, "q1", 'normal_equations = "a"', "the old key: zero residual"),
-    (S3, EXIT, "q4", 'delta_corrects = "b"', "the old key, now the least-squares write"),
+    (S3, EXIT, "q1", "normal_equations = equation_options.key(0)", "the old key: zero residual"),
+    (S3, EXIT, "q4", "delta_corrects = delta_options.key(1)", "the old key, now the least-squares write"),
     (S3, EXIT, "q3", sol(S3, EXIT, "q3").replace("ratio_store = float(", "ratio_store = 1.4496035784027992 + 0 * float("),
      "the old Monte Carlo value"),
     (S3, EXIT, "q3", sol(S3, EXIT, "q3").replace("np.linalg.norm(signal, axis=1)))",
                                                 "np.linalg.norm(V, axis=1)))"), "the signal taken as v_j"),
     (S3, EX, "q1", "hebbian_predicted, ls_predicted, hebbian_measured, ls_measured = 1.39, 1.0, 1.38, 1.01\n"
                    'sides = "c"', "the book's numbers at d_k = 16, M = 32"),
-    (S3, EX, "q1", sol(S3, EX, "q1").replace('sides = "c"', 'sides = "a"'),
+    (S3, EX, "q1", sol(S3, EX, "q1").replace("sides_options.key(2)", "sides_options.key(0)"),
      "both below: Jensen applied to least squares too"),
     (S3, EX, "q4", sol(S3, EX, "q4").replace("np.max(np.linalg.norm", "np.mean(np.linalg.norm"),
      "the mean error, where every value must be within 1 %"),
@@ -122,12 +124,12 @@ WRONG = [
                                                 "m2 = 1 / 32\nm4 = 3 / 1088"), "the book's moments at d = 32"),
     (S4, EXIT, "q2", sol(S4, EXIT, "q2").replace("m4 = 3 / (d2 * (d2 + 2))", "m4 = 3 / d2 ** 2"),
      "the Gaussian's fourth moment"),
-    (S4, EXIT, "q4", 'why_square = "b"', "the old key"),
+    (S4, EXIT, "q4", "why_square = square_options.key(1)", "the old key"),
     (S4, EXIT, "q5", sol(S4, EXIT, "q5").replace("int(np.ceil((facts5 * 15 / 2) ** (1 / 3)))",
                                                 "int((facts5 * 15 / 2) ** (1 / 3))"), "rounded down"),
     (S4, EX, "q1", "asymptotic, exact, correction = 2730.6666666666665, 2816.0, 1.03125\nwhy_larger = 'a'",
      "the book's capacities at d = 64"),
-    (S4, EX, "q1", sol(S4, EX, "q1").replace('why_larger = "a"', 'why_larger = "b"'),
+    (S4, EX, "q1", sol(S4, EX, "q1").replace("larger_options.key(0)", "larger_options.key(1)"),
      "the ReLU's half taken for the correction"),
     (S4, EX, "q2", sol(S4, EX, "q2").replace("below_gaussian = float(exact_moments[1] / (3 / d_moments ** 2))",
                                             "below_gaussian = (d_moments + 2) / d_moments"), "the ratio upside down"),
@@ -142,18 +144,19 @@ WRONG = [
     (S5, EXIT, "q3", "ratio_13 = 15.0", "a ratio linear in the similarity gap"),
     (S5, EXIT, "q4", "jac_norms = np.array([0.435, 1.65, 1.21, 3.53e-4])\nbest_beta = 4.0",
      "the book's cell: s = (1, 0.8, 0.5, 0), beta = 1, 4, 16, 64"),
-    (S5, EXIT, "q5", 'q5 = "A"', "a larger beta lowers the capacity"),
-    (S5, EXIT, "q6", sol(S5, EXIT, "q6").replace('q6_trend = "D"', 'q6_trend = "A"'),
+    (S5, EXIT, "q5", "q5 = trade_options.key(0)", "a larger beta lowers the capacity"),
+    (S5, EXIT, "q6", sol(S5, EXIT, "q6").replace("trend_options.key(3)", "trend_options.key(0)"),
      "the Gaussian formula's fall past d/2, the trap"),
     (S5, EXIT, "q6", "moment_mc, moment_gauss, cap_sphere = 6.185, 7.389, 483.0\nq6_trend = 'D'",
      "the book's d = 16, beta = 4"),
     (S5, EXIT, "q7", "bandwidth = 1 / math.sqrt(beta7)\nratio_dist = math.exp(beta7 * (dist7[1] - dist7[0]) / 2)",
      "distances, not squared distances"),
-    (S5, EX, "q4", sol(S5, EX, "q4").replace('closer = "A"', 'closer = "D"'), "the formula taken for the fit"),
+    (S5, EX, "q4", sol(S5, EX, "q4").replace("closer_options.key(0)", "closer_options.key(3)"),
+     "the formula taken for the fit"),
     (S5, EX, "q4", sol(S5, EX, "q4").replace("mc_capacity = capacity.capacity_mc(", "mc_capacity = 499 + 0 * capacity.capacity_mc("),
      "the book's 499 at d = 16, beta = 4"),
     # session 6
-    (S6, EXIT, "q5", 'q5 = "C"', "the old key, now one row of the attention matrix"),
+    (S6, EXIT, "q5", "q5 = head_options.key(2)", "the old key, now one row of the attention matrix"),
     # session 7
     (S7, EXIT, "q6", "cache_bytes_per_token, weight_bytes, n_star = 524288.0, 12884901888.0, 24576.0\n"
                      "n_star_shared = 24576.0", "the book's model, d = 4096, L = 32"),
@@ -171,11 +174,12 @@ WRONG = [
      "beta, not 1 - beta"),
     (S7, EX, "q3", sol(S7, EX, "q3").replace('exact_newest = {"delta"}', 'exact_newest = {"delta", "decay"}'),
      "the decay taken to write exactly"),
-    (S7, EX, "q4", sol(S7, EX, "q4").replace("gradient = np.outer(S @ k - v, k)", "gradient = np.outer(S @ k - v, k) * 2"),
+    (S7, EX, "q4", sol(S7, EX, "q4").replace("gradient = np.outer(S4 @ k4 - v4, k4)",
+                                            "gradient = np.outer(S4 @ k4 - v4, k4) * 2"),
      "a factor 2 from the square"),
-    (S7, EX, "q5", sol(S7, EX, "q5").replace("best_change = max(moved, key=moved.get)", "best_change = 'C'"),
-     "the 8-bit cache"),
-    (S7, EX, "q5", sol(S7, EX, "q5").replace("n_star_best = moved[best_change]", "n_star_best = 393216.0"),
+    (S7, EX, "q5", sol(S7, EX, "q5").replace("best_change = change_options.key(best)",
+                                            "best_change = change_options.key(2)"), "the 8-bit cache"),
+    (S7, EX, "q5", sol(S7, EX, "q5").replace("n_star_best = moved[best]", "n_star_best = 393216.0"),
      "the old crossing of the Exercise 4 model"),
     # session 8
     (S8, EXIT, "q2", "y_one_layer, y_least_squares, eta_exact, eta_limit = 0.8, 4 / 3, 1 / 6, 1 / 3",
@@ -202,10 +206,13 @@ WRONG = [
      "the book's step on the summed loss"),
     (S8, EX, "q5", sol(S8, EX, "q5").replace("state_work = costs.state_work(n5b, width_b, width_b)",
                                             "state_work = 67108864"), "the book's 6.7e7, printed for another model"),
-    (S8, EX, "q5", sol(S8, EX, "q5").replace("reading = min(candidates, key=lambda c: abs(candidates[c] - 6.7e7))",
-                                            'reading = "B"'), "a state of d^2 numbers counted in 32-bit bytes"),
-    (S8, EX, "q6", sol(S8, EX, "q6").replace('cheaper = "B"', 'cheaper = "whitened"'), "the old answer, a word"),
-    (S8, EX, "q6", sol(S8, EX, "q6").replace('cheaper = "B"', 'cheaper = "A"'), "the smallest Frobenius norm"),
+    (S8, EX, "q5", sol(S8, EX, "q5").replace("reading = reading_options.key(int(np.argmin([abs(c - 6.7e7) for c in candidates])))",
+                                            "reading = reading_options.key(1)"),
+     "a state of d^2 numbers counted in 32-bit bytes"),
+    (S8, EX, "q6", sol(S8, EX, "q6").replace("cheaper = cheaper_options.key(1)", 'cheaper = "whitened"'),
+     "the old answer, a word"),
+    (S8, EX, "q6", sol(S8, EX, "q6").replace("cheaper = cheaper_options.key(1)", "cheaper = cheaper_options.key(0)"),
+     "the smallest Frobenius norm"),
     # session 9
     (S9, EXIT, "q2", 'q2 = {"mlp": ("a", "a", "b"), "softmax_attention": ("b", "b", "c"), '
                      '"linear_attention": ("c", "c", "a"), "decay": ("c", "d", "a"), '
@@ -227,10 +234,10 @@ WRONG = [
     (S9, EX, "q1", sol(S9, EX, "q1").replace('"hebbian": next(M for M in M_GRID if (M - 1) / d_k1 >= 1)',
                                             '"hebbian": next(M for M in M_GRID if M / d_k1 >= 1)'),
      "ratio one at M = d_k"),
-    (S9, EX, "q2", "relu2_asymptotic_12, relu2_exact_12, relu2_measured_12 = 170.67, 192.0, 214\ncloser = 'B'",
-     "the book's width 16"),
-    (S9, EX, "q2", sol(S9, EX, "q2").replace('closer = "B"', 'closer = "A"'), "the large-d form"),
-    (S9, EX, "q3", sol(S9, EX, "q3").replace('why_rls = "D"', 'why_rls = "A"'), "the ridge penalty alone"),
+    (S9, EX, "q2", "relu2_asymptotic_d2, relu2_exact_d2, relu2_measured_d2 = 170.67, 192.0, 214\n"
+                   "closer = formula_options.key(1)", "the book's width 16"),
+    (S9, EX, "q2", sol(S9, EX, "q2").replace("formula_options.key(1)", "formula_options.key(0)"), "the large-d form"),
+    (S9, EX, "q3", sol(S9, EX, "q3").replace("rls_options.key(3)", "rls_options.key(0)"), "the ridge penalty alone"),
     (S9, EX, "q3", sol(S9, EX, "q3").replace("same = {name for name, gap in gaps.items() if gap < 1e-9}",
                                             "same = set(gaps) - {'hash_table'}"), "RLS taken for the delta rule"),
     (S9, EX, "q4", 'sizes = {"softmax_cache": 128000, "linear_attention": 4096, '
@@ -309,17 +316,17 @@ HELPERS = [
     (S5, "q6", "from memkit import capacity\n"
                "moment_mc = capacity.softmax_moment_exact(d6, beta6)\n"
                "moment_gauss = capacity.softmax_moment_gaussian(d6, beta6)\n"
-               "cap_sphere = 1 + math.exp(2 * beta6) / moment_mc\nq6_trend = 'D'"),
+               "cap_sphere = 1 + math.exp(2 * beta6) / moment_mc\nq6_trend = trend_options.key(3)"),
     (S5, "q1", "import memkit.attention as mk_attention\n"
                "def soft_read(K, V, q, beta):\n    return mk_attention.attend(K, V, q, beta)"),
     (S6, "q6", "from memkit import costs\n"
                "def count_layer(d, h, kv_heads):\n"
                "    return costs.grouped_query_params(d, h, kv_heads), costs.mlp_params(d)\n"
                "mlp_share = 8 / 12"),
-    (S7, "q4", sol(S7, EXIT, "q4").split("### BEGIN SOLUTION")[0] + "from memkit import recurrent\n"
+    (S7, "q4", "from memkit import recurrent\n"
                "recall_errors = np.array([np.linalg.norm(recurrent.run_updates(np.array([k for k, _ in stream]), "
                "np.array([v for _, v in stream]), rule, **p) @ keys[0] - v1_new) for rule, p in "
-               "(('add', {}), ('decay', {'gamma': 0.5}), ('delta', {'beta': 1.0}))])"),
+               "(('add', {}), ('decay', {'gamma': gamma4}), ('delta', {'beta': 1.0}))])"),
     (S7, "q6", "import importlib\n_costs = importlib.import_module('memkit.costs')\n"
                "cache_bytes_per_token = _costs.cache_bytes(1, d6, L6)\nweight_bytes = _costs.param_bytes(d6, L6)\n"
                "n_star = weight_bytes / cache_bytes_per_token\nn_star_shared = n_star / batch6 * heads6 / kv_heads6"),
@@ -344,7 +351,8 @@ def test_the_helpers_do_compute_the_right_values():
         namespace: dict = {}
         nbcells.run(path, {gid: answer}, namespace=namespace)
         namespace["_memkit_unused"] = lambda: True
-        exec(compile(nbcells.code(found[f"{gid}-tests"][1]), gid, "exec"), namespace)
+        with nbcells.as_student(nbcells.STUDENT, path.parent):
+            exec(compile(nbcells.code(found[f"{gid}-tests"][1]), gid, "exec"), namespace)
 
 
 # --------------------------------------------------------------------------- multiple choice
@@ -399,26 +407,27 @@ def letters_of(value, letters: set[str]):
     return None
 
 
-def multiple_choice():
-    """Every question with lettered options: (notebook, question, its option lists, its keys).
+IDS20 = nbcells.RANDOM_IDS  # the 20 random ids of the class the tests grade
+
+
+def multiple_choice(student: str = nbcells.STUDENT):
+    """Every question with options drawn per student (``numbers.options``, issue 30):
+    (notebook, question, its text, its ``Options`` lists, its keys for ``student``).
 
     A key is a letter, a set of letters, a dict from the names of the question to letters
-    (or to tuples of letters, one per column). A question whose test holds the full table in
+    (or to tuples of letters, one per list). A question whose test holds the full table in
     ``_table`` (the student picks its rows) is judged on that table.
     """
     found = []
     for path in SOURCES:
         cells = nbcells.cells(path)
-        namespace: dict = {}
-        nbcells.run(path, namespace=namespace)
-        for gid, (kind, text) in cells.items():
-            if not gid.endswith("-text"):
-                continue
-            qid = gid[: -len("-text")]
-            lists = option_lists(text)
-            if not lists or qid not in cells or cells[qid][0] != "code":
-                continue
-            letters = set().union(*lists)
+        run = nbcells.solved(path, student)
+        namespace = run.values
+        drawn: dict = {}
+        for label, options in run.numbers.choices.items():
+            drawn.setdefault(re.match(r"q\d+", label).group(0), []).append(options)
+        for qid, lists in drawn.items():
+            letters = set().union(*(set(o.letters) for o in lists))
             keys = {}
             for name in answer_names(nbcells.solution(path, qid)):
                 held = letters_of(namespace.get(name), letters)
@@ -427,16 +436,17 @@ def multiple_choice():
             table = re.search(r"^_table = ", cells.get(f"{qid}-tests", ("", ""))[1], re.M)
             if table:
                 keys = {"_table": {k: tuple(v) for k, v in namespace["_table"].items()}}
-            found.append((f"{path.parent.name}/{path.stem}", qid, text, lists, keys))
+            found.append((f"{path.parent.name}/{path.stem}", qid, cells[f"{qid}-text"][1], lists, keys))
     return found
 
 
 MC = multiple_choice()
+MC20 = {student: multiple_choice(student) for student in IDS20}
 
 
 def single_keys(mc=MC):
     return [(nb, q, key) for nb, q, _, lists, keys in mc for key in keys.values()
-            if isinstance(key, str) and len(lists[-1]) >= 3]
+            if isinstance(key, str) and len(lists[-1].texts) >= 3]
 
 
 def in_listed_order(sequence) -> bool:
@@ -453,31 +463,57 @@ def key_sequences(text: str, key: dict) -> list[list[str]]:
     return [[key[name] for name in order]]
 
 
+def single_answers(mc) -> dict:
+    """{(notebook, question, name): letter} for every key that is one letter: the key of a
+    question with one right option, or one entry of a matching question."""
+    found = {}
+    for nb, qid, _, lists, keys in mc:
+        for name, key in keys.items():
+            if isinstance(key, str) and len(lists[-1].texts) >= 3:
+                found[(nb, qid, name)] = key
+            elif isinstance(key, dict):
+                for entry, letters in key.items():
+                    for column, letter in enumerate(letters if isinstance(letters, tuple) else (letters,)):
+                        found[(nb, qid, f"{name}[{entry!r}][{column}]")] = letter
+    return found
+
+
 def test_the_course_has_its_multiple_choice_questions():
     assert len(single_keys()) >= 15
     assert sum(isinstance(k, dict) for *_, keys in MC for k in keys.values()) >= 5
 
 
-def test_no_letter_is_the_key_of_most_questions():
-    """Issue 31, item 7: the keys of sessions 1-4 were all a or b."""
-    counts = Counter(key.lower() for _, _, key in single_keys())
-    total = sum(counts.values())
-    assert max(counts.values()) <= 0.4 * total, counts
-    assert len(counts) >= 4, counts
-    by_notebook: dict = {}
-    for nb, _, key in single_keys():
-        by_notebook.setdefault(nb, []).append(key.lower())
-    for nb, keys in by_notebook.items():
-        assert len(keys) < 3 or (len(set(keys)) > 1 and not in_listed_order(keys)), (nb, keys)
+def test_every_lettered_option_list_is_drawn_per_student():
+    """Issue 30: no question text lists lettered options any more (they would come in one
+    order and with one key for the whole class); each lives in a locked options cell. (The
+    lettered lines of a derivation whose wrong line is asked for are not options.)"""
+    for path in SOURCES:
+        for gid, (kind, text) in nbcells.cells(path).items():
+            if kind == "markdown" and gid.endswith("-text") and "the line that is wrong" not in text:
+                assert option_lists(text) == [], (path.parent.name, path.stem, gid)
+
+
+def test_across_20_ids_no_letter_is_the_key_of_more_than_half_of_a_questions_variants():
+    """Issue 30: shuffled per student, a key is spread over the letters (issue 31, item 7:
+    the keys of sessions 1-4 were all a or b; now each student's keys are a draw of their own)."""
+    every = [single_answers(MC20[student]) for student in IDS20]
+    assert len(every[0]) >= 40
+    for where in every[0]:
+        counts = Counter(answers[where].lower() for answers in every)
+        assert max(counts.values()) <= len(IDS20) / 2, (where, counts)
+        assert len(counts) >= 2, (where, counts)
 
 
 @pytest.mark.parametrize("nb,qid,text,lists,keys", MC, ids=[f"{m[0]}-{m[1]}" for m in MC])
-def test_a_matching_key_does_not_run_in_the_listed_order(nb, qid, text, lists, keys):
-    """Issue 27, item 19: session 9 Q4's key was a...h in the order listed."""
-    for key in keys.values():
+def test_a_matching_key_seldom_runs_in_the_listed_order(nb, qid, text, lists, keys):
+    """Issue 27, item 19: session 9 Q4's key was a...h in the order listed; shuffled per
+    student, a key runs in the listed order for few of the 20 ids (one in 4! for 4 names)."""
+    for name, key in keys.items():
         if isinstance(key, dict) and len(key) >= 3:
-            for sequence in key_sequences(text, key):
-                assert not in_listed_order(sequence), (nb, qid, sequence)
+            keys20 = [next(k for q in MC20[s] if (q[0], q[1]) == (nb, qid) for n, k in q[4].items() if n == name)
+                      for s in IDS20]
+            ordered = sum(any(in_listed_order(seq) for seq in key_sequences(text, k)) for k in keys20)
+            assert ordered <= 0.2 * len(IDS20), (nb, qid, ordered)
 
 
 @pytest.mark.parametrize("nb,qid,text,lists,keys", MC, ids=[f"{m[0]}-{m[1]}" for m in MC])
@@ -488,10 +524,10 @@ def test_the_options_of_a_question_have_similar_lengths(nb, qid, text, lists, ke
     if not any(isinstance(k, (str, set, frozenset, list)) for k in keys.values()):
         return
     for options in lists:
-        if len(options) < 3:
+        if len(options.texts) < 3:
             continue
-        lengths = [len(rendered(o)) for o in options.values()]
-        assert max(lengths) <= 2.5 * min(lengths), (nb, qid, dict(zip(options, lengths)))
+        lengths = [len(rendered(o)) for o in options.texts]
+        assert max(lengths) <= 2.5 * min(lengths), (nb, qid, dict(zip(options.letters, lengths)))
 
 
 def test_the_checks_catch_what_the_issues_found():

@@ -4,6 +4,8 @@
 
 ==============  ===============================================================
 ``answers``     the honest students: answers filled in, the points they earn
+``copied``      a classmate's values typed in (issue 30: every student draws their own
+                numbers, so they lose the questions whose answers depend on them)
 ``trouble``     broken files and answers that misbehave (``ZOO``)
 ``attacks``     submissions that attack the grader (``ATTACKS``, issue 16)
 ``attacks_files`` the second round (``ATTACKS_25``): links, special files, JSON bombs,
@@ -13,5 +15,5 @@
 
 Stage: none (beside the grader, not in it): used by the tests and ``benchmarks/grading.py``,
 nothing of the grader imports it. Depends on: ``tools.grading.cells``,
-``tools.release.assignments``.
+``tools.grading.hidden``, ``tools.release.assignments``.
 """
