@@ -16,6 +16,7 @@ The book shows; memkit computes. Modules, in the order of the course:
 - ``costs``: parameter counts and cache bytes (Chapters 8-9)
 - ``checks``: the model invariants; ``derivations``: D1-D20 verified with SymPy
 - ``figures``: the interactive figures, by id; ``style``: the colour code
+- ``variants``: each student's own numbers in the assignments, drawn from the student id
 
 Every random draw goes through a ``seed`` argument (an int or a numpy Generator).
 """

@@ -655,15 +655,20 @@ def test_make_check_says_format_ok_failed_or_not_attempted(tmp_path):
     assert "passed" not in printed, "make check must not read as a verdict on the values"
 
 
-def test_make_check_never_calls_a_wrong_value_passed(tmp_path):
+def test_make_check_never_calls_a_wrong_value_passed(tmp_path, monkeypatch):
     """Issue 27, item 24: a common slip fails the visible test with a hint, and any other
     value of the right form is "format ok", its value graded later, never "passed"."""
+    from memkit.variants import ENV
+
     source = load(ROOT / "solutions" / "session-5" / "exit-test.ipynb")
     release = load(ROOT / "exercises" / "session-5" / "exit-test.ipynb")
     nb = answers.student_notebook(source, release, set())
     cells = {meta(c).get("grade_id"): c for c in nb["cells"]}
-    # the ratio of two weights taken as linear in the similarity gap: 5 x 0.45 / 0.15 = 15
-    cells["q3"]["source"] = "ratio_13 = 15.0"
+    # the ratio of two weights taken as linear in the similarity gap, for this student's numbers
+    monkeypatch.setenv(ENV, nbcells.STUDENT)
+    drawn = nbcells.solved(ROOT / "solutions" / "session-5" / "exit-test.ipynb", nbcells.STUDENT).values
+    (s1, s2, s3), factor = drawn["s3"], drawn["factor3"]
+    cells["q3"]["source"] = f"ratio_13 = {factor * (s1 - s3) / (s1 - s2)!r}"
     cells["q7"]["source"] = "bandwidth, ratio_dist = 0.5, 3.0"  # wrong values of the right form
     path = tmp_path / "exit-test.ipynb"
     path.write_text(json.dumps(nb))

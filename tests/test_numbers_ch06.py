@@ -252,24 +252,33 @@ def test_rank_lift_reports_the_ranks(beta):
 # ------------------------------------------------------------ session 5: the hidden tests hold
 
 
+import pathlib  # noqa: E402
+
+SESSION5 = pathlib.Path(__file__).resolve().parents[1] / "solutions" / "session-5"
+
+
 def _exit_test_cells():
     import json
     import pathlib
 
-    path = pathlib.Path(__file__).resolve().parents[1] / "solutions" / "session-5" / "exit-test.ipynb"
+    path = SESSION5 / "exit-test.ipynb"
     cells = json.loads(path.read_text())["cells"]
     return {c["metadata"]["nbgrader"]["grade_id"]: "".join(c["source"]) for c in cells}
 
 
 def _grade(answer: str, test_id: str) -> bool:
-    """Run the set-up cell, a submitted answer and a locked test cell (hidden part included),
-    with memkit not yet imported, as in a fresh kernel."""
-    from assignment_cells import fresh_memkit
+    """Run the set-up cell and the options of the questions, a submitted answer and a locked
+    test cell (hidden part included), with memkit not yet imported, as in a fresh kernel, for
+    the numbers of one student (issue 30)."""
+    from assignment_cells import STUDENT, as_student, fresh_memkit
 
     cells = _exit_test_cells()
     namespace: dict = {}
-    with fresh_memkit():
+    with fresh_memkit(), as_student(STUDENT, SESSION5):
         exec(cells["setup"], namespace)
+        for gid, text in cells.items():
+            if gid.endswith("-options"):
+                exec(text, namespace)
         exec(answer, namespace)
         try:
             exec(cells[test_id], namespace)
@@ -323,7 +332,7 @@ q2 = {_Yes("B")}
 '''
     assert not _grade(lying, "q5-tests")
     assert not _grade(lying, "q2-tests")
-    assert _grade('q5 = "B"', "q5-tests")
+    assert _grade("q5 = trade_options.key(1)", "q5-tests")  # the student's own letter of the key
 
 
 def test_exit_test_hidden_tests_compute_nothing_with_memkit():

@@ -263,11 +263,11 @@ def _run(name, replace=None):
 
     Returns {grade_id: "ok" or the error} for every code cell, hidden tests included.
     """
-    from assignment_cells import fresh_memkit  # memkit unimported, as in a fresh kernel
+    from assignment_cells import STUDENT, as_student, fresh_memkit  # a fresh kernel's memkit
 
     nb = json.loads((SESSION6 / name).read_text())
     namespace, outcome = {"__name__": "__main__"}, {}
-    with fresh_memkit():
+    with fresh_memkit(), as_student(STUDENT, SESSION6):  # one student's numbers (issue 30)
         for cell in nb["cells"]:
             if cell["cell_type"] != "code":
                 continue

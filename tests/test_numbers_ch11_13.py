@@ -211,11 +211,11 @@ def _cells(name):
 
 def _grade(name, question, answer):
     """Run the set-up cell, an answer and the question's full test cell; True if it passes."""
-    from assignment_cells import fresh_memkit  # memkit unimported, as in a fresh kernel
+    from assignment_cells import STUDENT, as_student, fresh_memkit  # a fresh kernel's memkit
 
     cells = _cells(name)
     scope = {}
-    with fresh_memkit():
+    with fresh_memkit(), as_student(STUDENT, SESSION8):  # one student's numbers (issue 30)
         exec(cells["setup"], scope)
         exec(answer, scope)
         try:

@@ -260,7 +260,7 @@ def whose_numbers() -> str:
     line = f"student id {student!r} ({variants.SOURCES.get(source, source)})"
     if source == "file":
         line += f", kept in {variants.id_file()}"
-    return line + ": the exit tests draw this student's numbers"
+    return line + ": the assignments draw this student's numbers"
 
 
 def set_id(value: str | None, forget: bool) -> str:
