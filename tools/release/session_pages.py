@@ -235,6 +235,12 @@ def render(root: Path, assignment: str) -> str:
         "per question, *format ok* (with what was checked), *failed* (with the message) or "
         "*not attempted*; `make check` alone checks every notebook you changed. *Format ok* "
         "is not *right*: hidden tests check the values when the notebook is graded.",
+        "- **Your numbers.** The set-up cell draws the data of the questions from your student "
+        "id and prints them, and a multiple-choice question lists its options under its text "
+        "in an order and with letters of your own (this page letters them as the default id "
+        "does). Your id is your user name on the course's JupyterHub; in "
+        "self-study set the one your instructor files your work under once, "
+        "`make check ID=<your id>`.",
         "- **Submit.** On the course's JupyterHub: the *Assignments* tab, then *Submit* "
         f"(or `nbgrader submit session-{number} --course memcourse` in a terminal). In "
         f"self-study: hand in the folder `exercises/session-{number}/`, or a zip of it, "
