@@ -22,6 +22,8 @@ this list (``tests/test_import_graph.py`` checks it):
 ``recheck``                 the grader's own check: the answers exported as plain data
                             from the kernel, each test cell run whole in the grader
 ``screening``               a notebook checked against its source: the screening rules
+``lateness``                when a submission was handed in and due (schedule.yml), the
+                            late penalty (nbgrader's LateSubmissionPlugin: FractionPerDay)
 ``staging``                 a submission's screened notebooks written for nbgrader
 ``limits``                  a process run with wall-clock and memory limits, tree killed
 ``sandbox``                 every kernel in a bubblewrap box of its own (nbgrader's

@@ -26,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tools.release import session_pages
+from tools.release import schedule, session_pages
 from tools.release.layout import ASSIGNMENT, RELEASE, ROOT, SOURCE, assignments, notebooks
 
 
@@ -76,9 +76,14 @@ def nbgrader_command() -> list[str]:
 
 
 def tool_env(extra: dict | None = None) -> dict:
-    """The environment for nbgrader: this Python's scripts first on PATH (it calls alembic)."""
+    """The environment for nbgrader: this Python's scripts first on PATH (it calls alembic),
+    the course's tools importable (``nbgrader_config.py`` names its preprocessor and plugin)
+    from whatever course folder it runs in."""
     env = {**os.environ, **(extra or {})}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if str(ROOT) not in paths:
+        env["PYTHONPATH"] = os.pathsep.join(paths + [str(ROOT)])
     return env
 
 
@@ -150,6 +155,8 @@ def release_differences(root: Path = ROOT) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="memcourse-release-") as tmp:
         course = Path(tmp)
         shutil.copy(root / "nbgrader_config.py", course / "nbgrader_config.py")
+        if (root / schedule.FILE).exists():  # the due dates of the headers
+            shutil.copy(root / schedule.FILE, course / schedule.FILE)
         shutil.copytree(root / SOURCE, course / SOURCE)
         fresh = generate(course)
         expected = {p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file()}
