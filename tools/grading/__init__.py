@@ -37,6 +37,8 @@ this list (``tests/test_import_graph.py`` checks it):
 ``cluster``                 the Dask cluster the batches run on (local or remote)
 ``feedback``                the HTML feedback without hidden tests
 ``report``                  grades.csv, the report CSV, the printed summary
+``lms``                     the grades as Canvas's and Moodle's import CSVs (nbgrader
+                            export plugins, a roster from the LMS)
 ``pipeline``                a class graded: screening here, autograding on the cluster
 ``cli``                     the command line
 ==========================  ============================================================

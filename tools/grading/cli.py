@@ -45,7 +45,8 @@ reasons) is written and a summary per assignment printed. The statuses are
 Stage: the command line (``python -m tools.grading``, ``make grade``). Depends on:
 ``tools.grading.pipeline``, ``tools.grading.collect``, ``tools.grading.feedback``,
 ``tools.grading.report``, ``tools.grading.settings``, ``tools.grading.cluster``,
-``tools.grading.gradebook``, ``tools.grading.gradebook_guard``, ``tools.release.assignments``.
+``tools.grading.gradebook``, ``tools.grading.gradebook_guard``, ``tools.grading.lms`` (the
+LMS's import CSV), ``tools.release.assignments``.
 """
 
 from __future__ import annotations
@@ -118,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
         help="one nbgrader process per submission (slower; default: batches)",
     )
     parser.add_argument("--no-feedback", action="store_true")
+    parser.add_argument("--lms", choices=["canvas", "moodle"],
+                        help="also write the grades as this LMS's import CSV (needs --roster)")
+    parser.add_argument("--roster", type=Path,
+                        help="the CSV of students exported from the LMS (tools.grading.lms)")
     parser.add_argument(
         "--sandbox",
         choices=["bwrap", "off"],
@@ -129,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         "--work", type=Path, help="keep the screened notebooks and nbgrader's logs in this folder"
     )
     args = parser.parse_args(argv)
+    if args.lms and not args.roster:
+        parser.error("--lms needs --roster: the CSV of students exported from the LMS")
 
     started = time.monotonic()
     root = args.course_dir.resolve()
@@ -185,6 +192,13 @@ def main(argv: list[str] | None = None) -> int:
     print(summary(outcomes, graded_assignments, tampered))
     print()
     print(f"grades: {csv_path}")
+    if args.lms:
+        from tools.grading.lms import EXPORTERS, export_lms
+
+        lms_path, said = export_lms(root, args.lms, args.roster, db_url=settings.db_url)
+        for line in said:
+            print(f"  {line}")
+        print(f"{EXPORTERS[args.lms].lms} grades: {lms_path}")
     print(f"report: {report}")
     if not args.no_feedback:
         print(f"feedback: {root / 'feedback'}/<student>/<assignment>/")
