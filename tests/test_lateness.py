@@ -211,3 +211,13 @@ def test_the_students_feedback_shows_the_penalty(late_class):
         assert "Handed in 2026-03-04T18:00:00Z, due 2026-03-02T17:00:00Z (UTC): 3 days late" in text
     on_time = late_class["root"] / "feedback" / "student-01" / FIRST
     assert not any("memcourse-late" in p.read_text() for p in on_time.glob("*.html"))
+
+
+def test_make_grade_lists_the_similarity_page(late_class):
+    """The three answered with the same code (the solutions'): in a class this small the
+    share alone flags them, and the summary names the instructor's page."""
+    page = late_class["root"] / "autograded" / "_similarity" / f"{FIRST}.html"
+    assert page.is_file() and "student-01 and student-02" in page.read_text()
+    out = late_class["stdout"]
+    assert "Similar answers (for the instructor only, never released):" in out
+    assert f"  {FIRST}: student-01 and student-02 (100%)" in out and str(page) in out

@@ -36,6 +36,8 @@ this list (``tests/test_import_graph.py`` checks it):
 ``autograde``               nbgrader on a batch, or on one submission with repair
 ``cluster``                 the Dask cluster the batches run on (local or remote)
 ``feedback``                the HTML feedback without hidden tests
+``similarity``              the pairs of submissions whose answers are unusually alike
+                            (copydetect), an instructor-only page under autograded/
 ``report``                  grades.csv, the report CSV, the printed summary
 ``lms``                     the grades as Canvas's and Moodle's import CSVs (nbgrader
                             export plugins, a roster from the LMS)
@@ -43,7 +45,8 @@ this list (``tests/test_import_graph.py`` checks it):
 ``cli``                     the command line
 ==========================  ============================================================
 
-``simulate`` (a package) is the grader's test helper: a simulated class with the score
+``simulate`` (a package) is the grader's test helper (its ``copying``: a class where two
+students copied): a simulated class with the score
 each submission should get, for the tests and ``benchmarks/grading.py``. This package's
 ``__init__`` imports no stage: import the stage you need. It leaves out jsonschema's slow
 optional import in every process that grades (the grader and the Dask workers:

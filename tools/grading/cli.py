@@ -39,26 +39,29 @@ Then the feedback is generated (without the hidden tests, and a failing test sho
 message, not its traceback), the gradebook is compared with what the grader wrote
 (``tools.grading.gradebook_guard``: what anything else wrote is listed and undone), the grades
 are exported as CSV, a report (one line per submission: score, status, seconds,
-reasons) is written and a summary per assignment printed. The statuses are
+reasons, lateness) is written and a summary per assignment printed, with the pages of
+similar answers (``tools.grading.similarity``: for the instructor only). The statuses are
 ``STATUSES``; folders whose name cannot be a student id are ``skipped``, with the reason.
 
 Stage: the command line (``python -m tools.grading``, ``make grade``). Depends on:
 ``tools.grading.pipeline``, ``tools.grading.collect``, ``tools.grading.feedback``,
 ``tools.grading.report``, ``tools.grading.settings``, ``tools.grading.cluster``,
 ``tools.grading.gradebook``, ``tools.grading.gradebook_guard``, ``tools.grading.lms`` (the
-LMS's import CSV), ``tools.release.assignments``.
+LMS's import CSV), ``tools.grading.similarity`` (the pairs of alike answers),
+``tools.release.assignments``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import tempfile
 import time
 from pathlib import Path
 
 from tools.release import assignments as course
-from tools.grading import cluster, gradebook, gradebook_guard
+from tools.grading import cluster, gradebook, gradebook_guard, similarity
 from tools.grading.collect import collect_zips
 from tools.grading.feedback import feedback
 from tools.grading.pipeline import grade_class
@@ -178,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_feedback:
             for problem in feedback(settings, outcomes, args.jobs):
                 print(problem)
+        alike = similarity.report(settings, outcomes, {
+            a: [json.loads(p.read_text()) for p in course.notebooks(root, a, course.RELEASE)]
+            for a in graded_assignments})
     # nothing but the grader wrote to the gradebook: else undo it before the export
     tampered = gradebook_guard.check_and_restore(
         settings.db_url,
@@ -191,6 +197,11 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(summary(outcomes, graded_assignments, tampered))
     print()
+    if alike:
+        print()
+        print("Similar answers (for the instructor only, never released):")
+        print("\n".join(similarity.summary_lines(alike)))
+        print()
     print(f"grades: {csv_path}")
     if args.lms:
         from tools.grading.lms import EXPORTERS, export_lms
