@@ -12,6 +12,8 @@ In the order data flows through them:
 ``due_header``        the due date in each released notebook's header (an nbgrader
                       preprocessor of generate_assignment)
 ``session_pages``     the book's page of each session, rendered from the release
+``start_page``        start.md, where a student lands on the hub: the sessions, their
+                      chapters, assignments and due dates
 ``assignments``       the release itself: nbgrader generate_assignment, checked for
                       leaked solutions, then the session pages; nbgrader's environment
 ====================  ============================================================

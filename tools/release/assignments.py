@@ -4,7 +4,7 @@ solutions/session-N/*.ipynb   instructor notebooks, nbgrader's "source": the one
 exercises/session-N/*.ipynb   student notebooks, nbgrader's "release", generated (committed)
 book/session-N.md             the book's page of each session, rendered from the release
 
-python -m tools.release                regenerate exercises/ and the session pages (make assignments)
+python -m tools.release                regenerate exercises/, the session pages and start.md (make assignments)
 python -m tools.release --check        only say whether exercises/ and the pages are up to date
 
 Where the assignments live (``ROOT``, ``SOURCE``, ``RELEASE``, ``ASSIGNMENT``,
@@ -26,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tools.release import schedule, session_pages
+from tools.release import schedule, session_pages, start_page
 from tools.release.layout import ASSIGNMENT, RELEASE, ROOT, SOURCE, assignments, notebooks
 
 
@@ -244,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.check:
-        problems = release_differences(ROOT) + leaks(ROOT) + session_pages.differences(ROOT)
+        problems = (release_differences(ROOT) + leaks(ROOT) + session_pages.differences(ROOT)
+                    + start_page.differences(ROOT))
         for problem in problems:
             print(problem)
         print("up to date" if not problems else f"{len(problems)} problem(s)")
@@ -255,8 +256,10 @@ def main(argv: list[str] | None = None) -> int:
         if stale.name not in names:
             shutil.rmtree(stale)
     written = session_pages.write_all(ROOT)
+    start = start_page.write(ROOT)
     print(f"exercises/: {', '.join(names)} regenerated from solutions/")
     print(f"book/: {', '.join(p.name for p in written)}")
+    print(f"{start.name}: the students' start page (sessions, chapters, assignments, due dates)")
     problems = leaks(ROOT)
     for problem in problems:
         print(problem)
