@@ -87,3 +87,11 @@ def test_a_correction_reaches_the_student_and_keeps_their_edit(tmp_path, publish
     merged = (clone / CHAPTER).read_text()
     assert "MY NOTE: I get it now." in merged and "A CORRECTION BY THE INSTRUCTOR." in merged
     assert (fetched / "exit-test.ipynb").read_text() == "{}"
+
+
+def test_the_start_page_links_the_scores_page_through_this_hub(tmp_path):
+    repo = tmp_path / course_repo.NAME
+    course_repo.publish(ROOT, repo, hub_url="http://127.0.0.1:8123/")
+    text = subprocess.run(["git", f"--git-dir={repo}", "show", "main:start.md"],
+                          capture_output=True, text=True, check=True).stdout
+    assert "](http://127.0.0.1:8123/hub/user-redirect/memcourse/scores)" in text

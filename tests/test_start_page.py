@@ -27,12 +27,12 @@ def test_it_lists_every_session_its_chapters_and_assignments_with_live_links():
     for link in local:
         assert (ROOT / link).is_file(), link
     assert "](book/ch01-matrix-vector.md)" in text and "Chapter 1: " in text
-    assert f"]({start_page.SCORES_URL})" in text
+    assert f"]({start_page.SCORES_PATH})" in text  # no hub named in _config.yml
     assert text.count("- **Due:** no due date") == 9  # the committed schedule has none
 
 
 def test_the_due_dates_and_the_policy_come_from_the_schedule(tmp_path):
-    for name in ("_toc.yml", "nbgrader_config.py"):
+    for name in ("_toc.yml", "nbgrader_config.py", "_config.yml"):
         shutil.copy(ROOT / name, tmp_path / name)
     shutil.copytree(ROOT / "book", tmp_path / "book")
     shutil.copytree(ROOT / "exercises", tmp_path / "exercises")

@@ -102,9 +102,22 @@ def head(repo: Path) -> str | None:
         return None
 
 
-def publish(root: Path, repo: Path, message: str = "") -> str:
+SCORES_LINK = "](/hub/user-redirect/"  # the start page's link through the hub, as a path
+
+
+def _content(root: Path, name: str, hub_url: str) -> bytes:
+    """A published file's bytes; the start page's links through the hub made absolute
+    (each user's server has an origin of its own, where the hub's path is not the hub)."""
+    data = (Path(root) / name).read_bytes()
+    if name == "start.md" and hub_url:
+        data = data.replace(SCORES_LINK.encode(), f"]({hub_url.rstrip('/')}/hub/user-redirect/".encode())
+    return data
+
+
+def publish(root: Path, repo: Path, message: str = "", hub_url: str = "") -> str:
     """Publish the course's ``PUBLISHED`` files as a new commit of ``repo`` (none when
-    nothing changed); return the commit of ``main``."""
+    nothing changed); return the commit of ``main``. ``hub_url``: the hub the students use
+    (the start page links their scores page through it)."""
     repo = Path(repo)
     ensure_repo(repo)
     files = published_files(Path(root))
@@ -112,7 +125,7 @@ def publish(root: Path, repo: Path, message: str = "") -> str:
         env = {**AUTHOR, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
         entries = []
         for name in files:
-            blob = _git(repo, "hash-object", "-w", "--stdin", data=(Path(root) / name).read_bytes())
+            blob = _git(repo, "hash-object", "-w", "--stdin", data=_content(root, name, hub_url))
             entries.append(f"100644 {blob}\t{name}")
         readme = _git(repo, "hash-object", "-w", "--stdin", data=EXERCISES_README.encode())
         entries.append(f"100644 {readme}\texercises/README.md")

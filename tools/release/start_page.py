@@ -8,7 +8,7 @@ into ``~/memcourse``, opened at ``start.md``): one section per session of ``_toc
 with links to its chapters (``book/...``), its assignments as a student receives them
 (``exercises/session-N/...``: the notebooks the *Assignments* tab fetches there) and the
 session's due date from ``schedule.yml`` (``tools.release.schedule``), the late policy the
-course configures, and the link to the student's scores page on the hub. It is a MyST
+course configures, and the link to the student's scores page on the hub (``scores_url``). It is a MyST
 notebook of markdown cells only, so JupyterLab opens it rendered, with its links live.
 
 Depends on: ``tools.release.schedule``, ``tools.release.layout``.
@@ -24,7 +24,7 @@ from pathlib import Path
 from tools.release import layout, schedule
 
 FILE = "start.md"
-SCORES_URL = "/hub/user-redirect/memcourse/scores"  # the student's own server (tools.lab.scores)
+SCORES_PATH = "/hub/user-redirect/memcourse/scores"  # the student's own server (tools.lab.scores)
 SESSION = re.compile(r"^Session (\d+)\s*·\s*(.+)$")
 FRONT_MATTER = """---
 jupytext:
@@ -84,6 +84,18 @@ def _policy(root: Path) -> str:
     return describe() if callable(describe) else ""
 
 
+def scores_url(root: Path) -> str:
+    """The link to the scores page: through the hub ``_config.yml`` names
+    (``launch_buttons.jupyterhub_url``), else a path on the hub the page is opened from (a
+    hub whose users' servers have origins of their own needs the hub's address: ``make
+    hub`` publishes the page with its own, ``tools.hub.course_repo``)."""
+    import yaml
+
+    config = yaml.safe_load((Path(root) / "_config.yml").read_text()) or {}
+    hub = str((config.get("launch_buttons") or {}).get("jupyterhub_url") or "").rstrip("/")
+    return f"{hub}{SCORES_PATH}"
+
+
 def render(root: Path = layout.ROOT) -> str:
     """The start page's text."""
     root = Path(root)
@@ -95,7 +107,8 @@ def render(root: Path = layout.ROOT) -> str:
              "All*: the figures are live), then do its exit test and exercises. Fetch those in "
              "the lab's **Assignments** tab (menu *Nbgrader > Assignment List*): they arrive in "
              "`exercises/session-N/`, answer them there, *Submit* before the due date. Your "
-             f"scores, late penalties and feedback are on [your scores page]({SCORES_URL}).", ""]
+             f"scores, late penalties and feedback are on [your scores page]({scores_url(root)}).",
+             ""]
     if any(term.due.values()):
         lines += [f"Due dates are in {term.timezone} time"
                   + (f"; {policy}." if policy else "."), ""]
