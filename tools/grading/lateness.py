@@ -151,6 +151,26 @@ class Lateness:
     penalty: float = 0.0  # points, every notebook together
 
 
+def as_message(late: Lateness | None) -> dict | None:
+    """A ``Lateness`` as plain data (a Dask worker's event: times as ISO strings)."""
+    if late is None:
+        return None
+    return {"submitted": late.submitted.isoformat() if late.submitted else None,
+            "due": late.due.isoformat() if late.due else None,
+            "seconds_late": float(late.seconds_late), "days_late": int(late.days_late),
+            "penalty": float(late.penalty)}
+
+
+def from_message(data) -> Lateness | None:
+    """The ``Lateness`` a worker sent (``as_message``)."""
+    if not isinstance(data, dict):
+        return None
+    parse = lambda v: dt.datetime.fromisoformat(v) if isinstance(v, str) else None  # noqa: E731
+    return Lateness(parse(data.get("submitted")), parse(data.get("due")),
+                    float(data.get("seconds_late") or 0.0), int(data.get("days_late") or 0),
+                    float(data.get("penalty") or 0.0))
+
+
 def settle(gb, assignment: str, student: str, plugin: BasePlugin) -> Lateness:
     """The penalty of each notebook of a graded submission, from its score now (after the
     grader's check), written to the gradebook as nbgrader's ``AssignLatePenalties`` does:
