@@ -17,7 +17,7 @@ SYSTEM_PACKAGES := texlive-xetex texlive-latex-recommended texlive-latex-extra \
 	poppler-utils chromium bubblewrap postgresql python3-venv
 
 .PHONY: help setup system-deps mathjax book pdf test lab bench clean check assignments grade export \
-	hub hub-stop
+	hub hub-stop publish
 
 help:
 	@echo "make book   build the HTML book into _build/html (executes every chapter)"
@@ -30,6 +30,7 @@ help:
 	@echo "make export LMS=canvas|moodle ROSTER=roster.csv  the grades as the LMS's import CSV"
 	@echo "make hub   the course on a local JupyterHub (as root): users, exchange, lab; HUB_PORT="
 	@echo "make hub-stop  stop it"
+	@echo "make publish  (on the hub, in the instructor's course) the chapters' corrections to the students"
 	@echo "make bench  time every figure's update (Python, then key press to picture in the lab), weigh the heaviest page, time class grading"
 	@echo "make clean  remove _build (the execution cache included)"
 	@echo "make system-deps  install the Debian packages that pdf and test need (as root)"
@@ -124,6 +125,11 @@ hub: $(STAMP) system-deps
 	$(BIN)/python -m tools.hub start $(if $(HUB_PORT),--port $(HUB_PORT)) \
 	  $(if $(EXCHANGE_MB),--exchange-size $(EXCHANGE_MB)) \
 	  $(if $(SUBMISSION_MB),--submission-size $(SUBMISSION_MB))
+
+# On the course hub, in the instructor's course folder: the book, start page and schedule
+# published to the repository the students pull (nbgitpuller; tools/hub/course_repo.py).
+publish: $(STAMP)
+	$(BIN)/python -m tools.hub.course_repo
 
 hub-stop: $(STAMP)
 	$(BIN)/python -m tools.hub stop

@@ -1,6 +1,8 @@
 """The course as the hub's students pull it: a git repository on the hub's machine, without
 anything a student must not see, kept up to date from the instructor's course by ``make hub``.
 
+    python -m tools.hub.course_repo [--course DIR] [--repo DIR]   (make publish, in the course)
+
     from tools.hub import course_repo
     sha = course_repo.publish(course_root, Path("/srv/memcourse/public/memcourse"))
     course_repo.url(Path("/srv/memcourse/public/memcourse"))   # file:///srv/memcourse/public/memcourse
@@ -14,6 +16,12 @@ place nbgrader's *Fetch* puts each session's notebooks (``exercises/session-N/``
 ``solutions/``, the released notebooks themselves (fetched through the exchange: a pulled
 copy would collide with the fetched one), ``tools/``, ``tests/``, the gradebook or anything
 of the instructor's working folders.
+
+**Who publishes.** ``make hub`` makes the repository (owned by the instructor's account,
+readable by everyone) and publishes the instructor's course folder on the hub
+(``~/memcourse``); after a correction the instructor publishes again from a terminal of
+their lab: ``make publish`` in ``~/memcourse``. The hub's address (for the start page's
+links) is kept in the repository's configuration (``memcourse.hub-url``).
 
 **How.** Each publication is a commit on ``main`` of a bare repository, made with git's
 plumbing (the files hashed into a private index, its tree committed with the previous
@@ -32,12 +40,15 @@ Depends on nothing of the course but git.
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 BRANCH = "main"
+DEFAULT_REPO = Path(os.environ.get("MEMCOURSE_PUBLIC_REPO", "/srv/memcourse/public/memcourse"))
 NAME = "memcourse"  # the repository's folder name: nbgitpuller clones into ~/<NAME>
 PUBLISHED = ("book/", "start.md", "schedule.yml")
 EXERCISES_README = """# Your assignments
@@ -114,12 +125,42 @@ def _content(root: Path, name: str, hub_url: str) -> bytes:
     return data
 
 
-def publish(root: Path, repo: Path, message: str = "", hub_url: str = "") -> str:
+def hub_url_of(repo: Path) -> str:
+    """The hub's address ``make hub`` kept in the repository ('' when none)."""
+    result = subprocess.run(["git", f"--git-dir={repo}", "config", "memcourse.hub-url"],
+                            capture_output=True, text=True, check=False)
+    return result.stdout.strip()
+
+
+def configure(repo: Path, hub_url: str, owner: tuple[int, int] | None = None) -> None:
+    """Make the repository for a hub: its address kept, owned by the instructor's account."""
+    ensure_repo(repo)
+    _git(repo, "config", "memcourse.hub-url", hub_url)
+    if owner is not None:
+        for path in [repo, *Path(repo).rglob("*")]:
+            os.lchown(path, *owner)
+    subprocess.run(["chmod", "-R", "a+rX,go-w", str(repo)], check=True)
+
+
+def student_gitconfig(home: Path, repo: Path, owner: tuple[int, int]) -> None:
+    """A student's ``~/.gitconfig`` names the course's repository safe (git refuses to read
+    a repository another user owns); their other settings are kept."""
+    path = Path(home) / ".gitconfig"
+    listed = subprocess.run(["git", "config", "--file", str(path), "--get-all", "safe.directory"],
+                            capture_output=True, text=True, check=False).stdout.split()
+    if str(repo) not in listed:
+        subprocess.run(["git", "config", "--file", str(path), "--add", "safe.directory",
+                        str(repo)], check=True)
+    os.chown(path, *owner)
+
+
+def publish(root: Path, repo: Path, message: str = "", hub_url: str | None = None) -> str:
     """Publish the course's ``PUBLISHED`` files as a new commit of ``repo`` (none when
     nothing changed); return the commit of ``main``. ``hub_url``: the hub the students use
-    (the start page links their scores page through it)."""
+    (the start page links their scores page through it; default: the repository's)."""
     repo = Path(repo)
     ensure_repo(repo)
+    hub_url = hub_url_of(repo) if hub_url is None else hub_url
     files = published_files(Path(root))
     with tempfile.TemporaryDirectory(prefix="memcourse-publish-") as tmp:
         env = {**AUTHOR, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
@@ -140,10 +181,36 @@ def publish(root: Path, repo: Path, message: str = "", hub_url: str = "") -> str
         args[2:2] = ["-p", parent]
     commit = _git(repo, *args, env=AUTHOR)
     _git(repo, "update-ref", f"refs/heads/{BRANCH}", commit, *([parent] if parent else []))
-    subprocess.run(["chmod", "-R", "a+rX,go-w", str(repo)], check=True)
+    subprocess.run(["chmod", "-R", "a+rX,go-w", str(repo)], check=False)  # new objects
     return commit
 
 
 def tree_names(repo: Path, ref: str = BRANCH) -> list[str]:
     """Every path of the published tree (what a student's clone holds)."""
     return _git(repo, "ls-tree", "-r", "--name-only", ref).splitlines()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``make publish``: the course folder's book, start page and schedule, published."""
+    from tools import ROOT
+
+    parser = argparse.ArgumentParser(prog="python -m tools.hub.course_repo", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--course", type=Path, default=ROOT, help="the course folder")
+    parser.add_argument("--repo", type=Path, default=DEFAULT_REPO,
+                        help="the repository the students pull (default: make hub's)")
+    args = parser.parse_args(argv)
+    if not (args.repo / "HEAD").exists():
+        raise SystemExit(f"{args.repo}: no course repository (make hub makes it)")
+    before = head(args.repo)
+    commit = publish(args.course.resolve(), args.repo)
+    if commit == before:
+        print(f"nothing changed since the last publication ({commit[:10]})")
+    else:
+        print(f"published {commit[:10]} to {url(args.repo)}: students get it at their next "
+              "pull (their next login, or a chapter's launch link)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
