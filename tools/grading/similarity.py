@@ -19,10 +19,11 @@ replaced by one letter, so renamed variables do not hide a copy; fingerprints ar
 hashes of its k-grams of ``NOISE`` characters, winnowed (one kept in each window, so any
 common run of ``GUARANTEE`` characters is found); the similarity of a pair is the share
 of each side's tokens in runs the other shares. A pair is *flagged* when both sides share
-at least ``THRESHOLD`` of their answers and that is also unusual for the class: at least
-``SPREAD`` robust deviations above the median of all pairs (honest students who solve the
-same short question the same way share a little; copiers share almost everything); in a
-class of fewer than ``MIN_CLASS`` submissions compared, the share alone. Chosen
+at least ``THRESHOLD`` of their answers and that is also unusual for these two students:
+at least ``LIFT`` more than each of them shares with their typical classmate (the median
+of their pairs). Honest students who solve the same questions the same way share much
+with everyone; copiers share far more with each other than with anyone else. In a class
+of fewer than ``MIN_CLASS`` submissions compared, the share alone. Chosen
 against a simple alternative by ``benchmarks/similarity.py`` (README, *Copied work*).
 
 **What the page shows.** The flagged pairs first, then the closest pairs of the class
@@ -53,7 +54,7 @@ from tools.grading.settings import Settings
 NOISE = 40  # characters of filtered code in a fingerprint's k-gram (copydetect's noise threshold)
 GUARANTEE = 40  # every common run this long is found: a window of one, every k-gram kept (no winnowing, whose pick depends on Python's per-process string hash)
 THRESHOLD = 0.85  # both sides share at least this much of their answers
-SPREAD = 3.0  # ... and the pair is this many robust deviations above the class's median
+LIFT = 0.20  # ... and that is this much more than each of the two shares with a typical classmate
 MIN_CLASS = 8  # fewer submissions than this tell nothing of a class's spread: THRESHOLD alone
 SHOWN = 10  # the closest pairs shown besides the flagged ones
 FOLDER = "_similarity"  # under autograded/: no student id starts with "_"
@@ -113,8 +114,13 @@ class Comparison:
     assignment: str
     pairs: list[Pair] = field(default_factory=list)
     median: float = 0.0
-    deviation: float = 0.0
+    typical: dict[str, float] = field(default_factory=dict)  # each student's median pair
     codes: dict[str, str] = field(default_factory=dict)
+
+    def lift(self, pair: Pair) -> float:
+        """How much more the two share than each shares with a typical classmate."""
+        return min(pair.score - self.typical.get(pair.first, 0.0),
+                   pair.score - self.typical.get(pair.second, 0.0))
 
     @property
     def flagged(self) -> list[Pair]:
@@ -152,12 +158,12 @@ def compare(assignment: str, codes: dict[str, str], template: str) -> Comparison
     result = Comparison(assignment, pairs, codes={s: prints[s].raw_code for s in prints})
     if scores:
         result.median = statistics.median(scores)
-        result.deviation = statistics.median(abs(s - result.median) for s in scores)
-    floor = result.median + SPREAD * max(result.deviation, 0.02)
-    if len(prints) < MIN_CLASS:
-        floor = 0.0
+    for student in prints:
+        own = [p.score for p in pairs if student in (p.first, p.second)]
+        result.typical[student] = statistics.median(own) if own else 0.0
+    small = len(prints) < MIN_CLASS
     for p in pairs:
-        p.flagged = p.score >= THRESHOLD and p.score >= floor
+        p.flagged = p.score >= THRESHOLD and (small or result.lift(p) >= LIFT)
     return result
 
 
@@ -237,7 +243,7 @@ def page(result: Comparison) -> str:
     closest = [p for p in result.pairs if not p.flagged][:SHOWN]
     rows = "".join(
         f"<tr><td>{html.escape(p.first)}</td><td>{html.escape(p.second)}</td>"
-        f"<td>{p.shares[0]:.0%}</td><td>{p.shares[1]:.0%}</td>"
+        f"<td>{p.shares[0]:.0%}</td><td>{p.shares[1]:.0%}</td><td>{result.lift(p):+.0%}</td>"
         f"<td>{'flagged' if p.flagged else ''}</td></tr>" for p in flagged + closest)
     verdict = (f"{len(flagged)} pair(s) flagged: {', '.join(f'{p.first} and {p.second}' for p in flagged)}."
                if flagged else "No pair is unusually alike.")
@@ -246,14 +252,15 @@ def page(result: Comparison) -> str:
         "<p>For the instructor only (never released). Each pair's share is the part of a "
         "student's own code (answer cells and added cells, the released template left out) "
         "found in the other's, names and strings aside (copydetect). A pair is flagged when "
-        f"both share at least {THRESHOLD:.0%} and that is at least {SPREAD:g} robust deviations "
-        f"above the class's median pair (with at least {MIN_CLASS} submissions; here the median "
-        f"is {result.median:.0%}, the deviation {result.deviation:.0%}, "
-        f"{len(result.pairs)} pairs of {len(result.codes)} submissions). Alike is not proof: "
+        f"both share at least {THRESHOLD:.0%} and that is at least {LIFT:.0%} more than each "
+        "shares with their typical classmate (their median pair; with at least "
+        f"{MIN_CLASS} submissions). The class's median pair: {result.median:.0%}, of "
+        f"{len(result.pairs)} pairs of {len(result.codes)} submissions. Alike is not proof: "
         "read the code.</p>"
         f"<p><strong>{html.escape(verdict)}</strong></p>"
         "<table><tr><th>student</th><th>student</th><th>share of the first</th>"
-        f"<th>share of the second</th><th></th></tr>{rows}</table>"
+        "<th>share of the second</th><th>above their typical classmate</th><th>verdict</th>"
+        f"</tr>{rows}</table>"
         + "".join(_pair_html(result, p) for p in flagged + closest[:3]))
     document = (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Similar answers: "
                 f"{name}</title><style>{STYLE}</style></head><body>{body}</body></html>")
