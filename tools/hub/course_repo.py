@@ -75,8 +75,14 @@ def published_files(root: Path) -> list[str]:
     listed = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=False)
     if listed.returncode == 0 and listed.stdout:
         names = [n for n in listed.stdout.decode().split("\0") if n]
-    else:  # not a git checkout (a copy of the course): every file below the course
-        names = [p.relative_to(root).as_posix() for p in Path(root).rglob("*") if p.is_file()]
+    else:  # not a git checkout (the instructor's copy on the hub): what PUBLISHED names
+        names = []
+        for item in PUBLISHED:
+            path = Path(root) / item
+            if item.endswith("/") and path.is_dir() and not path.is_symlink():
+                names += [p.relative_to(root).as_posix() for p in path.rglob("*") if p.is_file()]
+            elif path.is_file():
+                names.append(item)
     keep = []
     for name in names:
         path = Path(root) / name
@@ -89,7 +95,9 @@ def published_files(root: Path) -> list[str]:
 
 
 def _git(repo: Path, *args, env: dict | None = None, data: bytes | None = None) -> str:
-    result = subprocess.run(["git", f"--git-dir={repo}", *args], input=data,
+    # the repository is the instructor's: root (make hub) may write it all the same
+    result = subprocess.run(["git", "-c", f"safe.directory={Path(repo).resolve()}",
+                             f"--git-dir={repo}", *args], input=data,
                             capture_output=True, check=False, env={**os.environ, **(env or {})})
     if result.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)}: {result.stderr.decode(errors='replace')}")
@@ -127,9 +135,10 @@ def _content(root: Path, name: str, hub_url: str) -> bytes:
 
 def hub_url_of(repo: Path) -> str:
     """The hub's address ``make hub`` kept in the repository ('' when none)."""
-    result = subprocess.run(["git", f"--git-dir={repo}", "config", "memcourse.hub-url"],
-                            capture_output=True, text=True, check=False)
-    return result.stdout.strip()
+    try:
+        return _git(repo, "config", "memcourse.hub-url")
+    except RuntimeError:  # not set
+        return ""
 
 
 def configure(repo: Path, hub_url: str, owner: tuple[int, int] | None = None) -> None:
