@@ -316,9 +316,8 @@ def build_book(hub) -> tuple[subprocess.Popen, Path]:
 def launch(page, html: Path, chapter: str) -> dict:
     """A chapter opened from the HTML book's launch button, run whole: what it showed."""
     page.goto((html / chapter).with_suffix(".html").as_uri())
-    link = page.locator("a[href*='/hub/user-redirect/git-pull']").first
-    href = link.get_attribute("href")
-    page.evaluate("(a) => a.click()", link.element_handle())  # the launch menu's item
+    href = page.locator("a[href*='/hub/user-redirect/git-pull']").first.get_attribute("href")
+    page.goto(href)  # the launch menu's JupyterHub item (it opens in a new tab)
     page.wait_for_url(re.compile(r"/lab/tree/" + re.escape(f"{COURSE}/{chapter}")), timeout=WAIT)
     page.evaluate(lab_browser.APP_READY)
     opened = page.evaluate(lab_browser.OPEN_AND_RUN, [f"{COURSE}/{chapter}", "Jupytext Notebook", True])
