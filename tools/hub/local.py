@@ -567,6 +567,9 @@ def main(argv: list[str] | None = None) -> int:
         f" and a terminal in ~/{COURSE_ID} (nbgrader release_assignment session-3, nbgrader"
         " collect session-3, make grade, nbgrader release_feedback session-3); the entries"
         f" collect refuses are listed in ~/{COURSE_ID}/refused/<assignment>.csv.")
+    say(f"The course the students pull (nbgitpuller; _config.yml's repository.url for the HTML "
+        f"book's launch buttons, with jupyterhub_url {hub.url}): {course_repo.url(hub.public)};"
+        f" after a correction in ~/{COURSE_ID}, `make publish` there.")
     say("Stop it with: make hub-stop")
     return 0
 
