@@ -1,44 +1,31 @@
 """The students' start page (``start.md``): the sessions, their chapters, assignments and due dates.
 
-    python -m tools.release.start_page            write start.md (make assignments does it)
-    python -m tools.release.start_page --check    fail if it differs from what would be written
+``make assignments`` writes it (``write``), ``python -m tools.release --check`` says whether it
+is up to date (``differences``).
 
 A page at the course's root, where a student lands on the course hub (the course pulled
 into ``~/memcourse``, opened at ``start.md``): one section per session of ``_toc.yml``,
 with links to its chapters (``book/...``), its assignments as a student receives them
 (``exercises/session-N/...``: the notebooks the *Assignments* tab fetches there) and the
 session's due date from ``schedule.yml`` (``tools.release.schedule``), the late policy the
-course configures, and the link to the student's scores page on the hub (``scores_url``). It is a MyST
-notebook of markdown cells only, so JupyterLab opens it rendered, with its links live.
+course configures, and the link to the student's scores page on the hub (``scores_url``).
+It is a MyST notebook of markdown cells only, so JupyterLab opens it rendered, links live.
 
-Depends on: ``tools.release.schedule``, ``tools.release.layout``.
+Depends on: ``tools.release.schedule``, ``tools.release.session_pages`` (the front matter
+and the notebooks' titles), ``tools.release.layout``.
 """
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
 from pathlib import Path
 
 from tools.release import layout, schedule
+from tools.release.session_pages import FRONT_MATTER, TITLES  # the book's MyST notebook header
 
 FILE = "start.md"
 SCORES_PATH = "/hub/user-redirect/memcourse/scores"  # the student's own server (tools.lab.scores)
 SESSION = re.compile(r"^Session (\d+)\s*·\s*(.+)$")
-FRONT_MATTER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-    format_version: 0.13
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-"""
-TITLES = {"exit-test": "Exit test", "exercises": "Exercises"}
 
 
 def _title(root: Path, page: str) -> str:
@@ -145,21 +132,3 @@ def differences(root: Path = layout.ROOT) -> list[str]:
     if path.read_text() != render(root):
         return [f"out of date: {FILE} (make assignments)"]
     return []
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.release.start_page", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--check", action="store_true")
-    args = parser.parse_args(argv)
-    if args.check:
-        problems = differences()
-        for problem in problems:
-            print(problem)
-        return 1 if problems else 0
-    print(write())
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
