@@ -494,7 +494,11 @@ def loop(hub, browser):
     seen["relaunch"] = launch(pages[partly], html, CHAPTER)
     seen["merged"] = theirs.read_text()
     seen["mine"], seen["fix"] = mine, fix
-    shot(pages[partly], "chapter-merged")
+    pages[partly].evaluate("""(id) => { const w = Array.from(window.jupyterapp.shell.widgets('main'))
+      .find(w => w.id === id); const cells = w.content.widgets;
+      cells[cells.length - 1].node.scrollIntoView(); }""", seen["relaunch"]["opened"]["id"])
+    pages[partly].wait_for_timeout(800)
+    shot(pages[partly], "chapter-merged")  # the correction at the chapter's end
     timings["launch links, a chapter run, a correction pulled"] = time.monotonic() - t4
 
     t2 = time.monotonic()
