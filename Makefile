@@ -16,8 +16,8 @@ SYSTEM_PACKAGES := texlive-xetex texlive-latex-recommended texlive-latex-extra \
 	texlive-fonts-recommended latexmk xindy fonts-freefont-otf fonts-dejavu-core \
 	poppler-utils chromium bubblewrap postgresql python3-venv
 
-.PHONY: help setup system-deps mathjax book pdf test lab bench clean check assignments grade \
-	hub hub-stop
+.PHONY: help setup system-deps mathjax book pdf test lab bench clean check assignments grade export \
+	hub hub-stop publish
 
 help:
 	@echo "make book   build the HTML book into _build/html (executes every chapter)"
@@ -26,9 +26,11 @@ help:
 	@echo "make lab    open JupyterLab; chapters open as notebooks, widgets are live (ROLE=instructor)"
 	@echo "make check  run the visible tests of your notebooks (NB=exercises/session-3/exit-test.ipynb; ID=alice sets your student id)"
 	@echo "make assignments  regenerate exercises/ and the session pages from solutions/"
-	@echo "make grade  autograde submitted/ (ASSIGNMENTS=, SUBMITTED=, ZIP=, TIMEOUT=, JOBS=, SCHEDULER=)"
+	@echo "make grade  autograde submitted/ (ASSIGNMENTS=, SUBMITTED=, ZIP=, TIMEOUT=, JOBS=, SCHEDULER=, LMS= ROSTER=)"
+	@echo "make export LMS=canvas|moodle ROSTER=roster.csv  the grades as the LMS's import CSV"
 	@echo "make hub   the course on a local JupyterHub (as root): users, exchange, lab; HUB_PORT="
 	@echo "make hub-stop  stop it"
+	@echo "make publish  (on the hub, in the instructor's course) the chapters' corrections to the students"
 	@echo "make bench  time every figure's update (Python, then key press to picture in the lab), weigh the heaviest page, time class grading"
 	@echo "make clean  remove _build (the execution cache included)"
 	@echo "make system-deps  install the Debian packages that pdf and test need (as root)"
@@ -106,7 +108,13 @@ grade: $(STAMP)
 	$(BIN)/python -m tools.grading $(ASSIGNMENTS) \
 	  $(if $(SUBMITTED),--submitted $(SUBMITTED)) $(if $(ZIP),--zip $(ZIP)) \
 	  $(if $(TIMEOUT),--cell-timeout $(TIMEOUT)) $(if $(JOBS),--jobs $(JOBS)) \
-	  $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(GRADE_ARGS)
+	  $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(LMS),--lms $(LMS) --roster $(ROSTER)) \
+	  $(GRADE_ARGS)
+
+# The class's grades as the LMS's import file (tools/grading/lms.py, nbgrader export plugins):
+# LMS=canvas|moodle, ROSTER= the CSV of students the LMS exports (its gradebook export).
+export: $(STAMP)
+	$(BIN)/python -m tools.grading.lms $(LMS) $(ROSTER)
 
 # The course on a local JupyterHub on 127.0.0.1 (tools/hub/local.py, tools/hub/jupyterhub_config.py),
 # as root: Unix users mc-instructor, mc-student1, mc-student2 (passwords printed), nbgrader's
@@ -118,6 +126,11 @@ hub: $(STAMP) system-deps
 	$(BIN)/python -m tools.hub start $(if $(HUB_PORT),--port $(HUB_PORT)) \
 	  $(if $(EXCHANGE_MB),--exchange-size $(EXCHANGE_MB)) \
 	  $(if $(SUBMISSION_MB),--submission-size $(SUBMISSION_MB))
+
+# On the course hub, in the instructor's course folder: the book, start page and schedule
+# published to the repository the students pull (nbgitpuller; tools/hub/course_repo.py).
+publish: $(STAMP)
+	$(BIN)/python -m tools.hub.course_repo
 
 hub-stop: $(STAMP)
 	$(BIN)/python -m tools.hub stop

@@ -62,6 +62,29 @@ c.GenerateFeedback.preprocessors = [
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 
+# The release: each notebook's header says when it is due (schedule.yml) and what lateness
+# costs, added before nbgrader locks the cells (tools/release/due_header.py); then nbgrader's
+# own preprocessors, in nbgrader's order. Where the course's tools cannot be imported (a
+# lab of the hub, which has only tools/lab/), the release is nbgrader's own.
+try:
+    from tools.release.due_header import DueDateHeader
+except ImportError:
+    DueDateHeader = None
+if DueDateHeader is not None:
+    from nbgrader.converters import GenerateAssignment
+
+    c.GenerateAssignment.preprocessors = [DueDateHeader] + list(
+        GenerateAssignment.class_traits()["preprocessors"].default())
+
+# Late submissions. A submission's time is its timestamp.txt (on the course hub, written by
+# the collect step from the server's clock); its due date is schedule.yml's, written into the
+# gradebook by `make grade`. The penalty: a fraction of each notebook's score per day (or part
+# of a day) late, capped (nbgrader's LateSubmissionPlugin interface, tools/grading/lateness.py).
+# It is shown in grades.csv (late_submission_penalty), the report and the feedback.
+c.AssignLatePenalties.plugin_class = "tools.grading.lateness.FractionPerDay"
+c.FractionPerDay.per_day = 0.10
+c.FractionPerDay.cap = 0.50
+
 # The stubs that replace the solutions in the released notebooks.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

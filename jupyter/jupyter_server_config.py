@@ -21,6 +21,10 @@ c.ServerApp.jpserver_extensions = {
     "nbgrader.server_extensions.formgrader": instructor,
     "nbgrader.server_extensions.course_list": instructor,
     "nbgrader.server_extensions.assignment_list": instructor or exchange,
+    # on the course hub: the course pulled into the home (nbgitpuller's git-pull links),
+    # and the student's scores page (every session's score, late penalty and feedback)
+    "nbgitpuller": exchange,
+    "tools.lab.scores": exchange and not instructor,
 }
 
 # a terminal is the server's own environment (the course's Python first on PATH, as the

@@ -39,6 +39,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 from html.parser import HTMLParser
@@ -47,6 +48,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tools.hub import course_repo
 from tools.hub import exchange as course_exchange
 from tools.hub import local as course_hub
 from tools.hub import processes as hub_processes
@@ -56,7 +58,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "_build" / "screenshots"
 KEPT = ROOT / "_build" / "hub-test"  # the grading log, submissions, feedback of the last run
 ASSIGNMENT = "session-3"
-COURSE = "memcourse"  # fetched into ~/memcourse/session-3, beside ~/book
+COURSE = "memcourse"  # the course pulled into ~/memcourse (nbgitpuller)
+FETCHED = Path(COURSE) / "exercises" / ASSIGNMENT  # where nbgrader fetches, beside book/
+CHAPTER = "book/ch01-matrix-vector.md"  # opened from the HTML book's launch link
 NOTEBOOKS = ["exercises", "exit-test"]
 WAIT = 180_000  # ms: a single-user server starting on a loaded 2-core machine
 EXCHANGE_MB, SUBMISSION_MB = 64, 5
@@ -289,6 +293,50 @@ def play_attacks(hub) -> dict[str, str]:
     return entries
 
 
+def build_book(hub) -> tuple[subprocess.Popen, Path]:
+    """The HTML book built for this hub (started in the background): _config.yml with the
+    hub's address and the repository its students pull, as an instructor sets them."""
+    out = Path(tempfile.mkdtemp(prefix="memcourse-hubbook-"))
+    config = (ROOT / "_config.yml").read_text()
+    config = config.replace('  jupyterhub_url: ""', f'  jupyterhub_url: "{hub.url}"')
+    config = config.replace('repository:\n  url: ""',
+                            f'repository:\n  url: "{course_repo.url(hub.public)}"')
+    assert hub.url in config and course_repo.url(hub.public) in config
+    (out / "_config.yml").write_text(config)
+    log = open(out / "build.log", "w")  # noqa: SIM115 (the child keeps it)
+    jb = Path(sys.executable).with_name("jupyter-book")
+    process = subprocess.Popen(
+        [str(jb), "build", str(ROOT), "--config", str(out / "_config.yml"), "--path-output",
+         str(out)], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"})
+    log.close()
+    return process, out / "_build" / "html"
+
+
+def launch(page, html: Path, chapter: str) -> dict:
+    """A chapter opened from the HTML book's launch button, run whole: what it showed."""
+    page.goto((html / chapter).with_suffix(".html").as_uri())
+    href = page.locator("a[href*='/hub/user-redirect/git-pull']").first.get_attribute("href")
+    page.goto(href)  # the launch menu's JupyterHub item (it opens in a new tab)
+    page.wait_for_url(re.compile(r"/lab/tree/" + re.escape(f"{COURSE}/{chapter}")), timeout=WAIT)
+    page.evaluate(lab_browser.APP_READY)
+    opened = page.evaluate(lab_browser.OPEN_AND_RUN, [f"{COURSE}/{chapter}", "Jupytext Notebook", True])
+    return {"href": href, "opened": opened,
+            "errors": page.evaluate(lab_browser.ERRORS, opened["id"]),
+            "figures": page.evaluate(lab_browser.FIGURES, opened["id"])}
+
+
+def rosters(hub) -> dict[str, str]:
+    """The LMS's exports of the class: Canvas's gradebook export, Moodle's plain text one."""
+    full, partly = hub.student_names
+    canvas = ("Student,ID,SIS User ID,SIS Login ID,Section,session-3 (31),Current Score\n"
+              "    Points Possible,,,,,,(read only)\n"
+              f'"One, Student",101,S101,{full},A,,\n"Two, Student",102,S102,{partly},A,,\n')
+    moodle = ("First name,Last name,ID number,Institution,Department,Email address\n"
+              f"Student,One,101,Uni,CS,{full}@uni.example\nStudent,Two,102,Uni,CS,{partly}@uni.example\n")
+    return {"canvas": canvas, "moodle": moodle}
+
+
 @pytest.fixture(scope="module")
 def loop(hub, browser):
     """The whole loop, with the attacks; returns what the checks need."""
@@ -297,6 +345,7 @@ def loop(hub, browser):
     course = hub.course_dir()
     timings, seen = {}, {}
     t0, started = time.monotonic(), time.time()
+    book_build, html = build_book(hub)  # meanwhile: the HTML book with the hub's launch links
 
     # item 4: before the first release a student cannot put a release of their own
     squat = sh(hub, full, f"mkdir -p '{hub.exchange}/{COURSE}/outbound/{ASSIGNMENT}'")
@@ -316,6 +365,13 @@ def loop(hub, browser):
     pages = {}
     for student, part in ((full, 1.0), (partly, 0.5)):
         page = pages[student] = log_in(browser, hub, student, passwords[student])
+        # the first login pulled the course into the home and opened its start page
+        page.wait_for_url(re.compile(r"/lab/tree/memcourse/start\.md"), timeout=WAIT)
+        seen.setdefault("start", {})[student] = sorted(
+            p.name for p in (hub.home(student) / COURSE).iterdir())
+        if student == full:
+            page.wait_for_timeout(1500)
+            shot(page, "start")
         open_assignments(page)
         fetch = row(page, "released_assignments_list")
         fetch.locator("button", has_text="Fetch").wait_for()
@@ -325,35 +381,37 @@ def loop(hub, browser):
         fetched = row(page, "fetched_assignments_list")
         fetched.locator("button", has_text="Submit").wait_for()
         # the notebook's links to the chapters open the student's own copy of the book
-        notebook = hub.home(student) / COURSE / ASSIGNMENT / "exit-test.ipynb"
+        notebook = hub.home(student) / FETCHED / "exit-test.ipynb"
         links = re.findall(r"\]\((\.\./\.\./book/[^)#]+)", notebook.read_text())
         assert links, "no chapter links in the fetched exit test"
         assert all((notebook.parent / link).is_file() for link in links), links
         attack = student == full
         for name, given in answers(part, attack).items():
             extra = ADDED_CELL if attack and name == "exit-test" else None
-            done = page.evaluate(ANSWER, [f"{COURSE}/{ASSIGNMENT}/{name}.ipynb", given, extra])
+            done = page.evaluate(ANSWER, [f"{FETCHED}/{name}.ipynb", given, extra])
             assert done == {"changed": len(given), "dirty": False}, (student, name, done)
-            saved = json.loads((hub.home(student) / COURSE / ASSIGNMENT / f"{name}.ipynb")
+            saved = json.loads((hub.home(student) / FETCHED / f"{name}.ipynb")
                                .read_text())
             on_disk = {c["metadata"].get("nbgrader", {}).get("grade_id"): "".join(c["source"])
                        for c in saved["cells"]}
             assert all(on_disk.get(gid) == answer for gid, answer in given.items()), (
                 student, name, "answers not saved")
         if attack:  # a page of the student's handed in beside the notebooks
-            assert sh(hub, full, f"cat > ~/{COURSE}/{ASSIGNMENT}/notes.html <<'EOF'\n{PAGE}\nEOF"
+            assert sh(hub, full, f"cat > ~/{FETCHED}/notes.html <<'EOF'\n{PAGE}\nEOF"
                       ).returncode == 0
         open_assignments(page)
         row(page, "fetched_assignments_list").locator("button", has_text="Submit").click()
         wait_text(page.locator("#submitted_assignments_list"), ASSIGNMENT)
         if student == full:
             shot(page, "submitted")
+            due_at = time.time() + 1  # the due date falls between the two submissions
+            time.sleep(2.5)
     # a student's page cannot read the instructor's server: each server has its own origin
     seen["cross-origin"] = pages[full].evaluate("""async (url) => {
       try { const r = await fetch(url, {credentials: 'include'}); return `read: ${r.status}`; }
       catch (e) { return `refused: ${e}`; } }""", f"{hub.user_url(instructor)}/api/contents/{COURSE}")
     # item 6: a student's terminal, in another folder than the home, as the README says
-    seen["student terminal"] = terminal(pages[partly], f"cd ~/book && which nbgrader && "
+    seen["student terminal"] = terminal(pages[partly], f"cd ~/{COURSE}/book && which nbgrader && "
                                                        f"nbgrader submit {ASSIGNMENT}")
     timings["students fetched, answered, submitted"] = time.monotonic() - t0
 
@@ -370,7 +428,18 @@ def loop(hub, browser):
     for student in (full, partly):
         for name in NOTEBOOKS:
             assert (course / "submitted" / student / ASSIGNMENT / f"{name}.ipynb").exists()
+    # the term's schedule: session 3 was due between student1's and student2's submission
+    due = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(due_at))
+    (course / "schedule.yml").write_text(f"timezone: UTC\ndue:\n  {ASSIGNMENT}: {due}\n")
+    course_hub._as_user(instructor, course / "schedule.yml")
+    seen["due"] = due
     graded = terminal(ipage, f"cd ~/{COURSE} && make grade ASSIGNMENTS={ASSIGNMENT}", 900)
+    # the grades to the LMS, as the README says, from the rosters the LMS exported
+    for lms, text in rosters(hub).items():
+        (course / f"{lms}-roster.csv").write_text(text)
+        course_hub._as_user(instructor, course / f"{lms}-roster.csv")
+        seen[f"export {lms}"] = terminal(
+            ipage, f"cd ~/{COURSE} && make export LMS={lms} ROSTER={lms}-roster.csv")
     KEPT.mkdir(parents=True, exist_ok=True)  # what grading said, kept for a person to read
     (KEPT / "make-grade.log").write_text(graded)
     for name in ("submitted", "autograded", "feedback", "refused"):
@@ -394,6 +463,44 @@ def loop(hub, browser):
             page.locator(".jp-HTMLViewer iframe").wait_for()
             page.wait_for_timeout(2000)
             shot(page, "feedback")
+    t3 = time.monotonic()
+    for student in (full, partly):  # the scores page, as the start page links it
+        page = pages[student]
+        page.goto(f"{hub.url}/hub/user-redirect/memcourse/scores")
+        page.locator("h1", has_text="Your scores").wait_for()
+        seen.setdefault("scores page", {})[student] = page.locator("table").inner_text()
+        if student == partly:
+            shot(page, "scores")
+    timings["scores pages"] = time.monotonic() - t3
+
+    t4 = time.monotonic()
+    assert book_build.wait(timeout=1200) == 0, (html.parent.parent / "build.log").read_text()[-3000:]
+    timings["the HTML book for the hub (in the background)"] = time.monotonic() - t0
+    seen["launch"] = launch(pages[full], html, CHAPTER)
+    shot(pages[full], "chapter")
+    # an instructor's correction reaches a student who edited another cell of the chapter
+    mine = "MY NOTE: the rows read the input one detector at a time."
+    theirs = hub.home(partly) / COURSE / CHAPTER  # the student's own copy, edited
+    lines = theirs.read_text().split("\n")
+    at = next(i for i, ln in enumerate(lines) if i > 20 and ln[:1].isalpha())
+    lines[at] += f" {mine}"
+    theirs.write_text("\n".join(lines))
+    course_hub._as_user(partly, theirs)
+    fix = "A CORRECTION BY THE INSTRUCTOR, PUBLISHED DURING THE TERM."
+    chapter = course / CHAPTER
+    chapter.write_text(chapter.read_text().rstrip("\n") + f"\n\n{fix}\n")
+    course_hub._as_user(instructor, chapter)
+    seen["publish"] = terminal(ipage, f"cd ~/{COURSE} && make publish")
+    seen["relaunch"] = launch(pages[partly], html, CHAPTER)
+    seen["merged"] = theirs.read_text()
+    seen["mine"], seen["fix"] = mine, fix
+    pages[partly].evaluate("""(id) => { const w = Array.from(window.jupyterapp.shell.widgets('main'))
+      .find(w => w.id === id); const cells = w.content.widgets;
+      cells[cells.length - 1].node.scrollIntoView(); }""", seen["relaunch"]["opened"]["id"])
+    pages[partly].wait_for_timeout(800)
+    shot(pages[partly], "chapter-merged")  # the correction at the chapter's end
+    timings["launch links, a chapter run, a correction pulled"] = time.monotonic() - t4
+
     t2 = time.monotonic()
     seen["views"] = instructor_views(hub, ipage, full)
     timings["the instructor's views of the submission"] = time.monotonic() - t2
@@ -525,7 +632,7 @@ def test_students_fetch_their_own_feedback(loop):
     assert scores[(full, ASSIGNMENT)][0] > scores[(partly, ASSIGNMENT)][0] > 0, (
         scores, report, loop["grade_output"][-3000:])
     for student in (full, partly):
-        fetched = sorted((hub.home(student) / COURSE / ASSIGNMENT / "feedback").glob("*/*.html"))
+        fetched = sorted((hub.home(student) / FETCHED / "feedback").glob("*/*.html"))
         assert sorted(p.stem for p in fetched) == NOTEBOOKS, (student, fetched)
         for html in fetched:
             text = html.read_text()
@@ -613,14 +720,14 @@ def test_terminals_have_the_course_environment(loop):
 def test_students_cannot_read_what_is_not_theirs(loop):
     hub, course = loop["hub"], loop["course"]
     full, partly = hub.student_names
-    other = next((hub.home(partly) / COURSE / ASSIGNMENT / "feedback").glob("*/exit-test.html"))
+    other = next((hub.home(partly) / FETCHED / "feedback").glob("*/exit-test.html"))
     forbidden = [
         course / "solutions" / ASSIGNMENT / "exit-test.ipynb",
         course / "autograded" / full / ASSIGNMENT / "exit-test.ipynb",
         course / "gradebook.db",
         course / "grades.csv",
         other,
-        hub.home(partly) / COURSE / ASSIGNMENT / "exit-test.ipynb",
+        hub.home(partly) / FETCHED / "exit-test.ipynb",
     ]
     for path in forbidden:
         assert path.exists(), path
@@ -665,3 +772,81 @@ def test_hub_stop_leaves_no_process_of_a_hub_user(loop):
     uids = {pwd.getpwnam(u).pw_uid for u in [hub.instructor] + hub.student_names}
     assert hub_processes.processes_of(uids) == []
     assert not course_exchange.mounted(hub.exchange)
+
+
+# -- a term on the hub (issue 29) ---------------------------------------------------
+def test_the_first_login_pulls_the_course_without_the_solutions(loop):
+    hub = loop["hub"]
+    for student, names in loop["seen"]["start"].items():
+        assert {"book", "start.md", "exercises"} <= set(names), (student, names)
+        assert not {"solutions", "tools", "tests", "gradebook.db"} & set(names), names
+        start = (hub.home(student) / COURSE / "start.md").read_text()
+        assert f"]({hub.url}/hub/user-redirect/memcourse/scores)" in start  # through the hub
+
+
+def test_a_chapter_opens_from_the_books_launch_link_and_its_figures_run(loop):
+    hub, launched = loop["hub"], loop["seen"]["launch"]
+    assert launched["href"].startswith(f"{hub.url}/hub/user-redirect/git-pull?repo=file")
+    assert f"urlpath=lab/tree/{COURSE}/{CHAPTER}" in launched["href"]
+    assert launched["opened"]["factory"] == "Jupytext Notebook"
+    assert launched["errors"] == [], launched["errors"]
+    assert launched["figures"] and all(f["image"] for f in launched["figures"]), launched
+
+
+def test_a_correction_reaches_the_student_without_losing_their_edit(loop):
+    seen = loop["seen"]
+    assert "published" in seen["publish"], seen["publish"][-500:]
+    assert seen["mine"] in seen["merged"] and seen["fix"] in seen["merged"]
+    assert seen["relaunch"]["errors"] == []
+
+
+def test_a_late_submission_is_penalised_as_configured(loop):
+    full, partly = loop["hub"].student_names
+    with (loop["course"] / "grades.csv").open() as f:
+        rows = {r["student_id"]: r for r in csv.DictReader(f) if r["assignment"] == ASSIGNMENT}
+    assert rows[full]["duedate"] == loop["seen"]["due"]
+    assert float(rows[full]["late_submission_penalty"] or 0) == 0
+    raw, penalty = float(rows[partly]["raw_score"]), float(rows[partly]["late_submission_penalty"])
+    assert raw > 0 and penalty == pytest.approx(0.10 * raw, abs=0.01)  # 10 % for a day begun
+    assert float(rows[partly]["score"]) == pytest.approx(raw - penalty)
+    assert "Late submissions" in loop["grade_output"]
+    assert f"{ASSIGNMENT} {partly}: 1 day late" in loop["grade_output"]
+
+
+def test_the_lms_exports_parse_with_the_documented_columns_and_the_grades(loop):
+    full, partly = loop["hub"].student_names
+    scores = grades(loop["course"] / "grades.csv")
+    with (loop["course"] / "canvas-grades.csv").open() as f:
+        canvas = list(csv.reader(f))
+    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "session-3 (31)"]
+    assert canvas[1][0].strip() == "Points Possible"
+    by_login = {r[3]: float(r[5]) for r in canvas[2:]}
+    with (loop["course"] / "moodle-grades.csv").open() as f:
+        moodle = list(csv.reader(f))
+    assert moodle[0] == ["First name", "Last name", "ID number", "Institution", "Department",
+                         "Email address", ASSIGNMENT]
+    by_mail = {r[5]: float(r[6]) for r in moodle[1:]}
+    for student in (full, partly):
+        score = scores[(student, ASSIGNMENT)][0]
+        assert by_login[student] == pytest.approx(score, abs=0.01)
+        assert by_mail[f"{student}@uni.example"] == pytest.approx(score, abs=0.01)
+
+
+def test_the_similarity_page_is_the_instructors_alone(loop):
+    hub = loop["hub"]
+    page = loop["course"] / "autograded" / "_similarity" / f"{ASSIGNMENT}.html"
+    assert page.is_file() and "Similar answers" in loop["grade_output"]
+    assert f"{ASSIGNMENT}:" in loop["grade_output"].split("Similar answers", 1)[1]
+    for student in hub.student_names:
+        assert sh(hub, student, f"cat '{page}'").returncode != 0
+
+
+def test_a_student_sees_every_sessions_score_and_penalty(loop):
+    full, partly = loop["hub"].student_names
+    scores = grades(loop["course"] / "grades.csv")
+    shown = loop["seen"]["scores page"]
+    for student in (full, partly):
+        score, top = scores[(student, ASSIGNMENT)]
+        assert ASSIGNMENT in shown[student] and f"{score:g} / {top:g}" in shown[student], shown
+    assert "none" in shown[full].split("\n")[1] and "\u2212" in shown[partly]
+

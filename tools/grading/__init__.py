@@ -22,6 +22,8 @@ this list (``tests/test_import_graph.py`` checks it):
 ``recheck``                 the grader's own check: the answers exported as plain data
                             from the kernel, each test cell run whole in the grader
 ``screening``               a notebook checked against its source: the screening rules
+``lateness``                when a submission was handed in and due (schedule.yml), the
+                            late penalty (nbgrader's LateSubmissionPlugin: FractionPerDay)
 ``staging``                 a submission's screened notebooks written for nbgrader
 ``limits``                  a process run with wall-clock and memory limits, tree killed
 ``sandbox``                 every kernel in a bubblewrap box of its own (nbgrader's
@@ -34,12 +36,17 @@ this list (``tests/test_import_graph.py`` checks it):
 ``autograde``               nbgrader on a batch, or on one submission with repair
 ``cluster``                 the Dask cluster the batches run on (local or remote)
 ``feedback``                the HTML feedback without hidden tests
+``similarity``              the pairs of submissions whose answers are unusually alike
+                            (copydetect), an instructor-only page under autograded/
 ``report``                  grades.csv, the report CSV, the printed summary
+``lms``                     the grades as Canvas's and Moodle's import CSVs (nbgrader
+                            export plugins, a roster from the LMS)
 ``pipeline``                a class graded: screening here, autograding on the cluster
 ``cli``                     the command line
 ==========================  ============================================================
 
-``simulate`` (a package) is the grader's test helper: a simulated class with the score
+``simulate`` (a package) is the grader's test helper (its ``copying``: a class where two
+students copied): a simulated class with the score
 each submission should get, for the tests and ``benchmarks/grading.py``. This package's
 ``__init__`` imports no stage: import the stage you need. It leaves out jsonschema's slow
 optional import in every process that grades (the grader and the Dask workers:

@@ -39,25 +39,29 @@ Then the feedback is generated (without the hidden tests, and a failing test sho
 message, not its traceback), the gradebook is compared with what the grader wrote
 (``tools.grading.gradebook_guard``: what anything else wrote is listed and undone), the grades
 are exported as CSV, a report (one line per submission: score, status, seconds,
-reasons) is written and a summary per assignment printed. The statuses are
+reasons, lateness) is written and a summary per assignment printed, with the pages of
+similar answers (``tools.grading.similarity``: for the instructor only). The statuses are
 ``STATUSES``; folders whose name cannot be a student id are ``skipped``, with the reason.
 
 Stage: the command line (``python -m tools.grading``, ``make grade``). Depends on:
 ``tools.grading.pipeline``, ``tools.grading.collect``, ``tools.grading.feedback``,
 ``tools.grading.report``, ``tools.grading.settings``, ``tools.grading.cluster``,
-``tools.grading.gradebook``, ``tools.grading.gradebook_guard``, ``tools.release.assignments``.
+``tools.grading.gradebook``, ``tools.grading.gradebook_guard``, ``tools.grading.lms`` (the
+LMS's import CSV), ``tools.grading.similarity`` (the pairs of alike answers),
+``tools.release.assignments``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import tempfile
 import time
 from pathlib import Path
 
 from tools.release import assignments as course
-from tools.grading import cluster, gradebook, gradebook_guard
+from tools.grading import cluster, gradebook, gradebook_guard, similarity
 from tools.grading.collect import collect_zips
 from tools.grading.feedback import feedback
 from tools.grading.pipeline import grade_class
@@ -118,6 +122,10 @@ def main(argv: list[str] | None = None) -> int:
         help="one nbgrader process per submission (slower; default: batches)",
     )
     parser.add_argument("--no-feedback", action="store_true")
+    parser.add_argument("--lms", choices=["canvas", "moodle"],
+                        help="also write the grades as this LMS's import CSV (needs --roster)")
+    parser.add_argument("--roster", type=Path,
+                        help="the CSV of students exported from the LMS (tools.grading.lms)")
     parser.add_argument(
         "--sandbox",
         choices=["bwrap", "off"],
@@ -129,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         "--work", type=Path, help="keep the screened notebooks and nbgrader's logs in this folder"
     )
     args = parser.parse_args(argv)
+    if args.lms and not args.roster:
+        parser.error("--lms needs --roster: the CSV of students exported from the LMS")
 
     started = time.monotonic()
     root = args.course_dir.resolve()
@@ -171,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_feedback:
             for problem in feedback(settings, outcomes, args.jobs):
                 print(problem)
+        alike = similarity.report(settings, outcomes, {
+            a: [json.loads(p.read_text()) for p in course.notebooks(root, a, course.RELEASE)]
+            for a in graded_assignments})
     # nothing but the grader wrote to the gradebook: else undo it before the export
     tampered = gradebook_guard.check_and_restore(
         settings.db_url,
@@ -184,7 +197,19 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(summary(outcomes, graded_assignments, tampered))
     print()
+    if alike:
+        print()
+        print("Similar answers (for the instructor only, never released):")
+        print("\n".join(similarity.summary_lines(alike)))
+        print()
     print(f"grades: {csv_path}")
+    if args.lms:
+        from tools.grading.lms import EXPORTERS, export_lms
+
+        lms_path, said = export_lms(root, args.lms, args.roster, db_url=settings.db_url)
+        for line in said:
+            print(f"  {line}")
+        print(f"{EXPORTERS[args.lms].lms} grades: {lms_path}")
     print(f"report: {report}")
     if not args.no_feedback:
         print(f"feedback: {root / 'feedback'}/<student>/<assignment>/")

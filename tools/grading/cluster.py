@@ -33,7 +33,8 @@ The local workers are new Python processes (multiprocessing's spawn): a script t
 calls ``tools.grading.pipeline.grade_class`` must start from ``if __name__ == "__main__":``.
 
 Depends on: ``tools.grading.autograde``, ``tools.grading.judgement``,
-``tools.grading.outcome``, ``tools.grading.gradebook`` (and ``tools.grading.sandbox`` to check a
+``tools.grading.outcome``, ``tools.grading.gradebook``, ``tools.grading.lateness`` (an
+outcome's lateness sent as plain data) (and ``tools.grading.sandbox`` to check a
 worker); ``tools.grading.pipeline`` is its only user.
 """
 
@@ -50,7 +51,7 @@ import uuid
 from pathlib import Path
 
 from tools.grading import gradebook
-from tools.grading import autograde, judgement
+from tools.grading import autograde, judgement, lateness
 from tools.grading.outcome import Outcome
 
 # What a local cluster does while its workers wait for nbgrader: by default it samples
@@ -188,7 +189,8 @@ def _tell(topic: str, outcome) -> None:
     try:
         from distributed import get_worker
 
-        get_worker().log_event(topic, dataclasses.asdict(outcome))
+        get_worker().log_event(topic, {**dataclasses.asdict(outcome),
+                                       "late": lateness.as_message(outcome.late)})
     except Exception:  # noqa: BLE001 - the result of the task brings it anyway
         pass
 
@@ -281,10 +283,12 @@ def grade(
                 continue
             message = dict(message)
             worker = message.pop("worker", None)  # the scheduler adds the sender
+            late = lateness.from_message(message.pop("late", None))
             try:
                 outcome = Outcome(**message)
             except TypeError:  # not an outcome of ours
                 continue
+            outcome.late = late
             outcome.reasons = list(outcome.reasons)  # msgpack sends a list as a tuple
             if worker:
                 graded_on[(outcome.student, outcome.assignment)] = worker

@@ -1,16 +1,19 @@
 """Stage 6, feedback: the HTML feedback of every graded submission (``nbgrader
 generate_feedback``), without the hidden tests, a test cell showing its own message only,
 every page cleaned (``tools.grading.sanitize``: nothing a student wrote runs in the
-reader's browser, and the page reads the same without JavaScript).
+reader's browser, and the page reads the same without JavaScript). A late submission's
+pages say when it was handed in and due, how late, and what that cost
+(``tools.grading.lateness``); nbgrader's own page lists the penalty among the scores.
 
 Depends on: ``tools.grading.outcome``, ``tools.grading.settings``,
 ``tools.grading.cells``, ``tools.grading.sanitize``, ``tools.grading.student_files``,
-``tools.release.assignments``.
+``tools.grading.lateness``, ``tools.release.assignments``.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import html
 import json
 import re
 import shutil
@@ -19,6 +22,7 @@ from pathlib import Path
 from nbgrader.utils import parse_utc
 
 from tools.release import assignments as course
+from tools.grading import lateness
 from tools.grading.cells import cell_meta, read_nb
 from tools.grading.outcome import Outcome
 from tools.grading.sanitize import clean_html, clean_notebook
@@ -68,6 +72,7 @@ def feedback(settings: Settings, outcomes: list[Outcome], jobs: int = 2) -> list
     graded = sorted({student for student, _ in pairs})
     if not graded:
         return []
+    late = {(o.student, o.assignment): o for o in outcomes}
     parts = max(1, min(jobs, len(graded)))
     groups = [graded[i::parts] for i in range(parts)]
 
@@ -97,6 +102,8 @@ def feedback(settings: Settings, outcomes: list[Outcome], jobs: int = 2) -> list
         for who, assignment in pairs:
             if who in group:
                 clean_pages(settings.root / "feedback" / who / assignment)
+                mark_lateness(settings.root / "feedback" / who / assignment,
+                              late.get((who, assignment)))
         return True
 
     problems = []
@@ -153,3 +160,30 @@ def clean_pages(folder: Path) -> None:
         if page.is_symlink() or not page.is_file():
             continue
         page.write_text(clean_html(page.read_text(errors="replace")))
+
+
+def lateness_note(outcome: Outcome | None) -> str:
+    """The paragraph a late submission's pages get ('' when it was on time): when it was
+    handed in and due (UTC), how late, and the points it lost."""
+    late = getattr(outcome, "late", None)
+    if late is None or late.seconds_late <= 0:
+        return ""
+    text = (f"Handed in {lateness.utc_text(late.submitted)}, due {lateness.utc_text(late.due)} "
+            f"(UTC): {lateness.late_text(late)}. The whole submission lost "
+            f"{outcome.penalty:g} of its {outcome.score:g} points: "
+            f"{outcome.final_score:g} / {outcome.max_score:g}.")
+    return f'<p class="memcourse-late"><strong>Late.</strong> {html.escape(text)}</p>'
+
+
+def mark_lateness(folder: Path, outcome: Outcome | None) -> None:
+    """Put ``lateness_note`` under the title of every (cleaned) feedback page of ``folder``."""
+    note = lateness_note(outcome)
+    if not note:
+        return
+    for page in sorted(folder.glob("*.html")):
+        if page.is_symlink() or not page.is_file():
+            continue
+        text = page.read_text(errors="replace")
+        at = text.find("</h4>")
+        at = at + len("</h4>") if at >= 0 else text.find("<body>") + len("<body>")
+        page.write_text(text[:at] + note + text[at:])

@@ -4,12 +4,13 @@ Scores come from the gradebook (``scores``; ``record_zero`` for a submission not
 run); reasons from the autograded notebooks (cells that overran or printed without end,
 ``scan_autograded``); the grader's own check of each test (``apply_judgement``,
 ``tools.grading.recheck``) withdraws the points of a test that passed in the student's kernel only.
-``finish`` puts it together as an ``Outcome`` with its status.
+``finish`` puts it together as an ``Outcome`` with its status, and the late penalty of the
+score that is left (``tools.grading.lateness.settle``).
 
 Depends on: ``tools.grading.outcome``, ``tools.grading.staging``,
 ``tools.grading.settings``, ``tools.grading.cells``, ``tools.grading.recheck``, ``tools.grading.hidden``,
 ``tools.grading.gradebook``, ``tools.grading.sanitize`` (the autograded notebooks cleaned),
-``tools.release.layout`` (where the solutions' reference code is).
+``tools.grading.lateness``, ``tools.release.layout`` (where the solutions' reference code is).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import os
 import shutil
 from pathlib import Path
 
-from tools.grading import gradebook, hidden, recheck
+from tools.grading import gradebook, hidden, lateness, recheck
 from tools.release import layout
 from tools.grading.cells import TRUNCATED, cell_meta, cell_text, read_nb
 from tools.grading.outcome import Outcome, status_of
@@ -91,6 +92,11 @@ def finish(
     if not graded:
         shutil.rmtree(autograded, ignore_errors=True)
         record_zero(settings, staged.assignment, staged.student)
+    with gradebook.opened(settings.db_url) as gb:
+        outcome.late = lateness.settle(gb, staged.assignment, staged.student,
+                                       lateness.policy(settings.root))
+    if outcome.late.submitted is None:
+        outcome.late.submitted = staged.timestamp
     found = scores(settings, staged.assignment, staged.student)
     if found:
         outcome.score, outcome.max_score, outcome.needs_manual = found

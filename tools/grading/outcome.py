@@ -22,6 +22,17 @@ class Outcome:
     needs_manual: bool = False
     note: str = ""  # what went wrong with the grader itself, not with the submission
     numbers: str = ""  # the student's own numbers, as the grader drew them (memkit.variants)
+    late: object = None  # tools.grading.lateness.Lateness: handed in, due, penalty
+
+    @property
+    def penalty(self) -> float:
+        """The points lateness cost (0 when on time or with no due date)."""
+        return float(getattr(self.late, "penalty", 0.0) or 0.0)
+
+    @property
+    def final_score(self) -> float:
+        """The score after the late penalty (what grades.csv's ``score`` holds)."""
+        return max(0.0, self.score - self.penalty)
 
 
 STATUSES = {

@@ -9,7 +9,8 @@ Depends on: ``tools.grading.cluster``, ``tools.grading.collect``, ``tools.gradin
 ``tools.grading.judgement``, ``tools.grading.outcome``, ``tools.grading.settings``,
 ``tools.grading.cells``, ``tools.grading.gradebook``, ``tools.grading.gradebook_guard``,
 ``tools.grading.hidden`` (the calls of the hidden tests, found once per notebook),
-``tools.release.assignments`` (``tools.grading.sandbox`` to check it can run).
+``tools.grading.lateness`` (the due dates), ``tools.release.assignments``,
+``tools.release.schedule`` (``tools.grading.sandbox`` to check it can run).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ import tempfile
 import threading
 from pathlib import Path
 
-from tools.release import assignments as course
-from tools.grading import cluster, gradebook, gradebook_guard, hidden
+from tools.release import assignments as course, schedule
+from tools.grading import cluster, gradebook, gradebook_guard, hidden, lateness
 from tools.grading.cells import read_nb
 from tools.grading.collect import submissions
 from tools.grading.judgement import finish
@@ -31,7 +32,8 @@ def prepare_gradebook(settings: Settings, which: list[str], release_dir: Path) -
     """Record the assignments (notebooks, graded cells, points) in the gradebook.
 
     nbgrader does it when it generates the release; the release goes to ``release_dir``
-    (a temporary folder), so that ``exercises/`` is left alone.
+    (a temporary folder), so that ``exercises/`` is left alone. Each assignment's due date
+    is the schedule's (``schedule.yml``), recorded as nbgrader's ``duedate``.
     """
     every = course.assignments(settings.root)
     patterns = ["session-*"] if sorted(which) == sorted(every) and len(which) > 1 else which
@@ -50,6 +52,7 @@ def prepare_gradebook(settings: Settings, which: list[str], release_dir: Path) -
             raise SystemExit(
                 f"could not record {pattern} in the gradebook:\n{result.stdout}{result.stderr}"
             )
+    lateness.record_due_dates(settings.db_url, schedule.load(settings.root, every), which)
 
 
 def _stage_guarded(settings: Settings, assignment: str, student: str, sources, releases,

@@ -1,8 +1,9 @@
 """Stage 7, export and report: grades.csv (``nbgrader export``), the report CSV (one line
-per submission: score, status, seconds, reasons) and the summary printed at the end.
+per submission: score, status, seconds, reasons, when it was handed in and due, its late
+penalty) and the summary printed at the end.
 
-Depends on: ``tools.grading.outcome``, ``tools.grading.settings``, ``tools.release.layout``,
-``tools.release.assignments`` (nbgrader).
+Depends on: ``tools.grading.outcome``, ``tools.grading.settings``, ``tools.grading.lateness``,
+``tools.release.layout``, ``tools.release.assignments`` (nbgrader).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from tools.release import assignments as course
 from tools.release import layout
+from tools.grading import lateness
 from tools.grading.outcome import STATUSES, Outcome
 from tools.grading.settings import Settings
 
@@ -41,6 +43,11 @@ def write_report(outcomes: list[Outcome], path: Path) -> None:
                 "reasons",
                 "grader_note",
                 "numbers",
+                "submitted",
+                "due",
+                "late",
+                "late_penalty",
+                "final_score",
             ]
         )
         for o in sorted(outcomes, key=lambda o: (o.assignment, o.student)):
@@ -56,8 +63,18 @@ def write_report(outcomes: list[Outcome], path: Path) -> None:
                     " | ".join(o.reasons),
                     o.note,
                     o.numbers,
+                    *_late_columns(o),
                 ]
             )
+
+
+def _late_columns(o: Outcome) -> list[str]:
+    """submitted, due (ISO 8601 UTC), late (how late), late_penalty, final_score."""
+    late = o.late or lateness.Lateness()
+    if o.status == "skipped":
+        return ["", "", "", "", ""]
+    return [lateness.utc_text(late.submitted), lateness.utc_text(late.due),
+            lateness.late_text(late), f"{o.penalty:g}", f"{o.final_score:g}"]
 
 
 SUMMARY_STATUSES = ["repaired", "overruled", "incomplete", "missing", "rejected", "failed"]
@@ -103,6 +120,14 @@ def summary(outcomes: list[Outcome], which: list[str], problems: list[str] = ())
             score = "-" if o.status == "skipped" else f"{o.score:g}/{o.max_score:g}"
             lines.append(f"  {o.assignment} {o.student} {score} {o.status}:")
             lines += [f"      {r}" for r in o.reasons]
+    late = [o for o in outcomes if o.late is not None and o.late.seconds_late > 0]
+    if late:
+        lines.append("")
+        lines.append("Late submissions (handed in after the due date of schedule.yml; penalty as "
+                     "configured in nbgrader_config.py):")
+        for o in sorted(late, key=lambda o: (o.assignment, o.student)):
+            lines.append(f"  {o.assignment} {o.student}: {lateness.late_text(o.late)}, "
+                         f"-{o.penalty:g} points: {o.final_score:g}/{o.max_score:g}")
     noted = [o for o in outcomes if o.note]
     if noted:
         lines.append("")

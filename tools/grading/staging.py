@@ -5,14 +5,16 @@ what is missing or extra; ``write_stage`` writes the result as nbgrader's submit
 Nothing of the submission is followed or read whole (``tools.grading.student_files``): a
 notebook that is a link or a special file is rejected, another file that is one is left
 out (each with its reason), and only regular files within their size limits are read or
-copied.
+copied. Its ``timestamp.txt`` (when it was handed in) is read apart
+(``tools.grading.lateness``): nbgrader gets a clean one, or none with the reason.
 
 Depends on: ``tools.grading.screening``, ``tools.grading.student_files``,
-``tools.grading.settings``.
+``tools.grading.lateness``, ``tools.grading.settings``.
 """
 
 from __future__ import annotations
 
+import datetime
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -20,7 +22,7 @@ from pathlib import Path
 
 import nbformat
 
-from tools.grading import student_files as files
+from tools.grading import lateness, student_files as files
 from tools.grading.screening import Screened, screen
 from tools.grading.settings import Settings
 
@@ -41,6 +43,7 @@ class Staged:
     files: list[str] = field(default_factory=list)  # its other regular files, copied for it
     splits: dict = field(default_factory=dict)  # the calls of each source's tests (hidden)
     numbers: dict = field(default_factory=dict)  # the student's numbers, per notebook (judgement)
+    timestamp: datetime.datetime | None = None  # when it was handed in (naive UTC)
 
 
 def stage(
@@ -80,9 +83,12 @@ def stage(
             screened[name] = result
     for extra in sorted(present - set(sources)):
         reasons.append(f"{extra}: not a notebook of {assignment}: ignored")
+    timestamp, why = lateness.read_timestamp(folder)
+    if why:
+        reasons.append(why)
     kept, total = [], 0
     for name, what in sorted(listing.items()):
-        if name.endswith(".ipynb") or what == "dir":
+        if name.endswith(".ipynb") or what == "dir" or name == lateness.TIMESTAMP:
             continue
         if what != "file":
             reasons.append(f"{name}: {files.refusal(what)}: left out")
@@ -98,7 +104,7 @@ def stage(
         total += size
     staged = Staged(
         assignment, student, folder, screened, reasons, bool(screened), sources=sources,
-        files=kept, splits=dict(splits or {}),
+        files=kept, splits=dict(splits or {}), timestamp=timestamp,
     )
     staged.screen_seconds = time.monotonic() - started
     return staged
@@ -116,3 +122,5 @@ def write_stage(staged: Staged, into: Path) -> None:
             pass
     for name, s in staged.screened.items():
         nbformat.write(nbformat.from_dict(s.notebook), target / name)
+    if staged.timestamp is not None:
+        lateness.write_timestamp(target, staged.timestamp)

@@ -4,6 +4,8 @@
     python -m tools.hub stop                                    (make hub-stop)
 
 ==========================  ======================================================
+``course_repo``             the course as the students pull it (nbgitpuller): a git
+                            repository on the hub's machine, the book without solutions/
 ``exchange``                nbgrader's exchange: the course's folders laid out, a file
                             system of its own size, a collect that takes only each
                             student's own submissions (an nbgrader plugin)

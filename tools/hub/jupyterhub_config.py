@@ -74,9 +74,27 @@ def role_of(name: str) -> str:
         return "student"
 
 
+COURSE_REPO = env("MEMCOURSE_HUB_COURSE_REPO", "")  # the course the students pull
+
+
+def course_page(repo: str) -> str:
+    """A student's first page: nbgitpuller's link, which pulls the course into ~/memcourse
+    (a clone the first time, a merge of the instructor's updates later) and opens its
+    start page (the chapters, the assignments, the due dates)."""
+    from urllib.parse import urlencode
+
+    query = urlencode({"repo": repo, "branch": "main",
+                       "urlpath": "lab/tree/memcourse/start.md"}, safe="/:")
+    return f"/git-pull?{query}"
+
+
 def course_lab(spawner) -> None:
     """The course's lab configuration for this user's role (as tools/lab/launch.py gives it)."""
     role = role_of(spawner.user.name)
+    if role == "student" and COURSE_REPO:
+        spawner.default_url = course_page(COURSE_REPO)
+    if COURSE_REPO.startswith("file://"):  # `make publish` in the instructor's terminal
+        spawner.environment["MEMCOURSE_PUBLIC_REPO"] = COURSE_REPO[len("file://"):]
     spawner.environment.update({
         "PATH": f"{VENV}/bin:/usr/local/bin:/usr/bin:/bin",  # the kernel's `python`
         "JUPYTER_CONFIG_PATH": f"{LAB}/_build/lab/{role}:{LAB}/jupyter",

@@ -21,7 +21,12 @@
    printed), homes of mode 700, and each user's ``~/.jupyter/nbgrader_config.py`` naming
    the exchange and the course (``memcourse``); the instructor gets the course folder
    ``~/memcourse`` (a copy of the course's tracked files, ``.venv`` linked to the users'
-   environment, so ``make grade`` works there);
+   environment, so ``make grade`` works there); the students' nbgrader fetches into
+   ``~/memcourse/exercises/session-N``, and their ``~/.gitconfig`` trusts the course's
+   repository;
+   **the course's repository** (``tools.hub.course_repo``): ``/srv/memcourse/public/memcourse``,
+   the instructor's book, start page and schedule published for the students' nbgitpuller
+   (their first login clones it into ``~/memcourse``; `make publish` updates it);
 5. **the exchange**: ``/srv/nbgrader/exchange`` (nbgrader's default), mode 1777, on a file
    system of its own (an ext4 image of ``--exchange-size`` MB in the state folder,
    loop-mounted), with the course's folders made for the instructor before anyone can
@@ -57,7 +62,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from tools import ROOT
-from tools.hub import exchange, processes
+from tools.hub import course_repo, exchange, processes
 
 CONFIG_FILE = Path(__file__).with_name("jupyterhub_config.py")
 PREFIX = Path(os.environ.get("MEMCOURSE_HUB_PREFIX", "/srv/memcourse"))
@@ -71,10 +76,13 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 # the modules its package imports), and the exchange's collect (an nbgrader plugin)
 LAB_FILES = ["jupyter", "book", "tools/__init__.py", "tools/lab/__init__.py",
              "tools/lab/launch.py", "tools/lab/contents.py", "tools/lab/student_work.py",
+             "tools/lab/scores.py",
              "tools/grading/__init__.py", "tools/grading/sanitize.py", "tools/release",
              "tools/hub/__init__.py", "tools/hub/exchange.py"]
-# what the instructor's nbgrader imports from the course folder (the exchange's collect)
-PLUGIN_FILES = ["tools/__init__.py", "tools/hub/__init__.py", "tools/hub/exchange.py"]
+# what the instructor's nbgrader imports from the course folder (the exchange's collect),
+# and what `make publish` runs there (kept up to date in a copy an older `make hub` made)
+PLUGIN_FILES = ["tools/__init__.py", "tools/hub/__init__.py", "tools/hub/exchange.py",
+                "tools/hub/course_repo.py"]
 # what memkit's package is built from
 PACKAGE_FILES = ["memkit", "pyproject.toml", "README.md"]
 
@@ -146,6 +154,11 @@ class Hub:
 
     def course_dir(self) -> Path:
         return self.home(self.instructor) / COURSE_ID
+
+    @property
+    def public(self) -> Path:
+        """The repository the students pull the course from (beside the hub's state)."""
+        return self.state.parent / "public" / COURSE_ID
 
 
 # -- 1. the proxy ------------------------------------------------------------------
@@ -263,8 +276,9 @@ def ensure_users(hub: Hub) -> dict[str, str]:
         passwords[user] = password
         os.chmod(hub.home(user), 0o700)
         _nbgrader_config(hub, user)
-        if user != hub.instructor:
-            _own_book(user, hub.home(user))
+        if user != hub.instructor:  # git reads the instructor's repository of the course
+            entry = pwd.getpwnam(user)
+            course_repo.student_gitconfig(hub.home(user), hub.public, (entry.pw_uid, entry.pw_gid))
     secrets_file.write_text(json.dumps(passwords, indent=1) + "\n")
     os.chmod(secrets_file, 0o600)
     ensure_course(hub)
@@ -276,20 +290,6 @@ def _as_user(user: str, path: Path) -> None:
     os.chown(path, entry.pw_uid, entry.pw_gid)
 
 
-def _own_book(user: str, home: Path) -> None:
-    """~/book: the student's own copy of the chapters (kept when it exists: their edits).
-
-    Fetched assignments land in ``~/memcourse/session-N/`` (``path_includes_course``), so
-    their links to ``../../book/chNN-....md`` open these chapters, as in the course folder.
-    """
-    book = home / "book"
-    if book.exists():
-        return
-    shutil.copytree(ROOT / "book", book, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    for path in [book, *book.rglob("*")]:
-        _as_user(user, path)
-
-
 def _nbgrader_config(hub: Hub, user: str) -> None:
     """~/.jupyter/nbgrader_config.py: the exchange and the course (nbgrader's hub setup)."""
     folder = hub.home(user) / ".jupyter"
@@ -298,18 +298,20 @@ def _nbgrader_config(hub: Hub, user: str) -> None:
     lines = ["# written by `make hub` (tools/hub/local.py)", "c = get_config()  # noqa: F821",
              f"c.Exchange.root = {str(hub.exchange)!r}",
              f"c.CourseDirectory.course_id = {COURSE_ID!r}",
-             "# fetched into ~/memcourse/session-N, beside ~/book as in the course folder",
-             "c.Exchange.path_includes_course = True",
              f"# a submission of at most {hub.submission_mb} MB (nbgrader submit, and collect)",
              f"c.CourseDirectory.max_dir_size = {limit}",
              f"c.CourseDirectory.max_file_size = {limit}"]
     if user == hub.instructor:
-        lines += [f"c.CourseDirectory.root = {str(hub.home(user) / COURSE_ID)!r}",
+        lines += ["c.Exchange.path_includes_course = True",
+                  f"c.CourseDirectory.root = {str(hub.home(user) / COURSE_ID)!r}",
                   "# collect only each student's own submissions, at the file system's time",
                   "c.ExchangeFactory.collect = 'tools.hub.exchange.CourseCollect'",
                   f"c.CourseCollect.group = {GROUP!r}"]
-    else:  # fetch, submit, fetch_feedback from any folder, as from the home
-        lines.append(f"c.Exchange.assignment_dir = {str(hub.home(user))!r}")
+    else:  # fetch, submit, fetch_feedback from any folder: in the course pulled into
+        # ~/memcourse, fetched into exercises/session-N beside book/ as in the course folder
+        lines += [f"c.Exchange.assignment_dir = "
+                  f"{str(hub.home(user) / course_repo.NAME / 'exercises')!r}",
+                  "c.Exchange.path_includes_course = False"]
     (folder / "nbgrader_config.py").write_text("\n".join(lines) + "\n")
     for path in (folder, folder / "nbgrader_config.py"):
         _as_user(user, path)
@@ -338,6 +340,8 @@ def ensure_course(hub: Hub) -> None:
         if not (course / name).exists() or (course / name).read_bytes() != (ROOT / name).read_bytes():
             say(f"updating {course / name} (the collect nbgrader runs there)")
             _copy(ROOT / name, course / name)
+    if not (course / "start.md").exists():  # a copy made before the start page
+        _copy(ROOT / "start.md", course / "start.md")
     link = course / ".venv"
     if link.is_symlink() or not link.exists():
         link.unlink(missing_ok=True)
@@ -345,6 +349,18 @@ def ensure_course(hub: Hub) -> None:
     entry = pwd.getpwnam(hub.instructor)
     subprocess.run(["chown", "-R", "--no-dereference", f"{entry.pw_uid}:{entry.pw_gid}",
                     str(course)], check=True)
+
+
+def ensure_public(hub: Hub) -> str:
+    """The repository the students pull (nbgitpuller), the instructor's course published
+    to it (``tools.hub.course_repo``; the instructor publishes again with `make publish`)."""
+    entry = pwd.getpwnam(hub.instructor)
+    hub.public.parent.mkdir(parents=True, exist_ok=True)
+    os.chmod(hub.public.parent, 0o755)
+    course_repo.configure(hub.public, hub.url)
+    commit = course_repo.publish(hub.course_dir(), hub.public, hub_url=hub.url)
+    course_repo.configure(hub.public, hub.url, (entry.pw_uid, entry.pw_gid))  # the objects too
+    return commit
 
 
 # -- 5. the exchange ---------------------------------------------------------------
@@ -381,6 +397,7 @@ def environment(hub: Hub) -> dict:
         "MEMCOURSE_HUB_INSTRUCTORS": hub.instructor,
         "MEMCOURSE_HUB_USERS": ",".join([hub.instructor] + hub.student_names),
         "MEMCOURSE_EXCHANGE": str(hub.exchange),
+        "MEMCOURSE_HUB_COURSE_REPO": course_repo.url(hub.public),  # the students' git-pull
     })
     env.update(hub.extra_env)
     return env
@@ -511,6 +528,7 @@ def install(hub: Hub) -> dict[str, str]:
     ensure_venv(hub)
     ensure_lab(hub)
     passwords = ensure_users(hub)
+    ensure_public(hub)
     ensure_exchange(hub)  # before the hub starts: no student has logged in yet
     return passwords
 
@@ -549,6 +567,9 @@ def main(argv: list[str] | None = None) -> int:
         f" and a terminal in ~/{COURSE_ID} (nbgrader release_assignment session-3, nbgrader"
         " collect session-3, make grade, nbgrader release_feedback session-3); the entries"
         f" collect refuses are listed in ~/{COURSE_ID}/refused/<assignment>.csv.")
+    say(f"The course the students pull (nbgitpuller; _config.yml's repository.url for the HTML "
+        f"book's launch buttons, with jupyterhub_url {hub.url}): {course_repo.url(hub.public)};"
+        f" after a correction in ~/{COURSE_ID}, `make publish` there.")
     say("Stop it with: make hub-stop")
     return 0
 

@@ -11,6 +11,8 @@ In the order a student meets them:
 ``student_work``  a student's work shown runs nothing: Formgrader's pages sanitized
                   and guarded, every page under a Content-Security-Policy
 ``check``         ``make check``: the visible tests of the student's notebooks
+``scores``        on the course hub: the student's scores page (every session's
+                  score, late penalty and feedback, fetched from nbgrader's exchange)
 ``browser``       the test driver: the lab on a free port, driven in headless
                   Chromium (tests and ``make bench``)
 ================  ================================================================

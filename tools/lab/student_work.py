@@ -26,7 +26,7 @@ changing nbgrader or JupyterLab:
   ``sandbox``: a unique origin, no script; ``/files/`` has that already (Jupyter's own).
 * **JupyterLab's pages** (and every other HTML page of the server) get a policy whose
   ``script-src`` is the server's own script folders (``static/``, ``lab/extensions/``,
-  ``formgrader/static/`` under its base URL: not ``/files/``, where a student's files are,
+  ``formgrader/static/``, nbgitpuller's ``git-pull/static/`` under its base URL: not ``/files/``, where a student's files are,
   nor another server on the same origin), ``'unsafe-eval'`` (JupyterLab compiles its
   settings' schemas) and the hashes of the page's own inline scripts. The HTML viewer's document
   is a ``blob:`` of the lab's page and inherits this policy: after *Trust HTML* a page's
@@ -98,8 +98,9 @@ def page_policy(origin: str, base_url: str, hashes: set[str], lab: bool,
     folders only (and the ``remote`` folders, with their fonts), and the inline ones of
     ``hashes`` (JupyterLab also needs eval)."""
     base = origin + base_url.rstrip("/") + "/"
-    folders = [f"{base}formgrader/static/"] + ([f"{base}static/", f"{base}lab/extensions/"]
-                                                if lab else [])
+    # (git-pull/static/: nbgitpuller's page, which pulls the course into a student's home)
+    folders = [f"{base}formgrader/static/"] + ([f"{base}static/", f"{base}lab/extensions/",
+                                                 f"{base}git-pull/static/"] if lab else [])
     scripts = folders + list(remote) + sorted(hashes) + (["'unsafe-hashes'"] if hashes else [])
     if lab:
         scripts.append("'unsafe-eval'")

@@ -5,7 +5,7 @@ solutions/session-N/answer_key.py   their reference code (answer keys), never re
 exercises/session-N/*.ipynb   student notebooks, nbgrader's "release", generated (committed)
 book/session-N.md             the book's page of each session, rendered from the release
 
-python -m tools.release                regenerate exercises/ and the session pages (make assignments)
+python -m tools.release                regenerate exercises/, the session pages and start.md (make assignments)
 python -m tools.release --check        only say whether exercises/ and the pages are up to date
 
 Where the assignments live (``ROOT``, ``SOURCE``, ``RELEASE``, ``ASSIGNMENT``,
@@ -27,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tools.release import session_pages
+from tools.release import schedule, session_pages, start_page
 from tools.release.layout import (
     ASSIGNMENT, REFERENCE, RELEASE, ROOT, SOURCE, assignments, notebooks,
 )
@@ -79,9 +79,14 @@ def nbgrader_command() -> list[str]:
 
 
 def tool_env(extra: dict | None = None) -> dict:
-    """The environment for nbgrader: this Python's scripts first on PATH (it calls alembic)."""
+    """The environment for nbgrader: this Python's scripts first on PATH (it calls alembic),
+    the course's tools importable (``nbgrader_config.py`` names its preprocessor and plugin)
+    from whatever course folder it runs in."""
     env = {**os.environ, **(extra or {})}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if str(ROOT) not in paths:
+        env["PYTHONPATH"] = os.pathsep.join(paths + [str(ROOT)])
     return env
 
 
@@ -153,6 +158,8 @@ def release_differences(root: Path = ROOT) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="memcourse-release-") as tmp:
         course = Path(tmp)
         shutil.copy(root / "nbgrader_config.py", course / "nbgrader_config.py")
+        if (root / schedule.FILE).exists():  # the due dates of the headers
+            shutil.copy(root / schedule.FILE, course / schedule.FILE)
         shutil.copytree(root / SOURCE, course / SOURCE)
         fresh = generate(course)
         expected = {p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file()}
@@ -255,7 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.check:
-        problems = release_differences(ROOT) + leaks(ROOT) + session_pages.differences(ROOT)
+        problems = (release_differences(ROOT) + leaks(ROOT) + session_pages.differences(ROOT)
+                    + start_page.differences(ROOT))
         for problem in problems:
             print(problem)
         print("up to date" if not problems else f"{len(problems)} problem(s)")
@@ -266,8 +274,10 @@ def main(argv: list[str] | None = None) -> int:
         if stale.name not in names:
             shutil.rmtree(stale)
     written = session_pages.write_all(ROOT)
+    start = start_page.write(ROOT)
     print(f"exercises/: {', '.join(names)} regenerated from solutions/")
     print(f"book/: {', '.join(p.name for p in written)}")
+    print(f"{start.name}: the students' start page (sessions, chapters, assignments, due dates)")
     problems = leaks(ROOT)
     for problem in problems:
         print(problem)

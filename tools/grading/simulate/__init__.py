@@ -10,6 +10,8 @@
 ``attacks``     submissions that attack the grader (``ATTACKS``, issue 16)
 ``attacks_files`` the second round (``ATTACKS_25``): links, special files, JSON bombs,
                 the check flooded, the tests read, scripts, time and disk
+``copying``     a class in which two students copied each other (the similarity
+                report's test): honest students in styles of their own, a disguised copy
 ``classroom``   a class of them written as nbgrader's submitted/ tree or a zip
 ==============  ===============================================================
 

@@ -1,0 +1,57 @@
+"""A student's scores page (issue 29): every session's score after its late penalty, the
+penalty and the feedback links, read from the feedback pages nbgrader's listing points to.
+
+The page on a real hub, after a real grading, is tested in tests/test_hub.py."""
+
+import pathlib
+
+from tools.lab import scores
+
+
+def feedback(folder: pathlib.Path, name: str, score: str, top: str, penalty: str = "") -> str:
+    folder.mkdir(parents=True, exist_ok=True)
+    late = f'<li class="late-penalty">Late submission penalty (Score: -{penalty})</li>' if penalty else ""
+    (folder / f"{name}.html").write_text(
+        f"<html><body><h4>{name} (Score: {score} / {top})</h4><ol>{late}</ol></body></html>")
+    return str(folder / f"{name}.html")
+
+
+def listing(root):
+    fb1 = root / "memcourse/exercises/session-1/feedback/2026-03-01 12:00:00.000000 UTC"
+    fb2 = root / "memcourse/exercises/session-2/feedback/2026-03-09 10:00:00.000000 UTC"
+    nbs1 = [{"notebook_id": "exit-test", "local_feedback_path": feedback(fb1, "exit-test", "7.0", "10.0", "3.0")},
+            {"notebook_id": "exercises", "local_feedback_path": feedback(fb1, "exercises", "9.1", "13.0", "3.9")}]
+    nbs2 = [{"notebook_id": "exit-test", "local_feedback_path": feedback(fb2, "exit-test", "10.0", "10.0")}]
+    return [
+        {"assignment_id": "session-2", "course_id": "memcourse", "submissions": [
+            {"status": "submitted", "timestamp": "2026-03-09 10:00:00.000000 UTC",
+             "has_local_feedback": True, "notebooks": nbs2}]},
+        {"assignment_id": "session-1", "course_id": "memcourse", "submissions": [
+            {"status": "submitted", "timestamp": "2026-02-28", "has_local_feedback": False, "notebooks": []},
+            {"status": "submitted", "timestamp": "2026-03-01 12:00:00.000000 UTC",
+             "has_local_feedback": True, "notebooks": nbs1}]},
+        {"assignment_id": "session-3", "course_id": "memcourse", "submissions": [
+            {"status": "submitted", "timestamp": "2026-03-15 08:00:00.000000 UTC",
+             "has_local_feedback": False, "notebooks": [{"notebook_id": "exit-test"}]}]},
+    ]
+
+
+def test_every_session_with_its_score_penalty_and_feedback(tmp_path):
+    rows = scores.sessions(listing(tmp_path), tmp_path)
+    assert [r.assignment for r in rows] == ["session-1", "session-2", "session-3"]
+    one = rows[0]
+    assert (one.score, one.max_score, one.penalty) == (16.1, 23.0, 6.9)
+    assert one.notebooks[0].link.startswith("memcourse/exercises/session-1/feedback/")
+    assert rows[2].waiting and not rows[2].notebooks
+    text = scores.page(rows, "/user/ann/lab")
+    assert "<td>session-1</td><td class=\"score\">16.1 / 23</td><td>&minus;6.9</td>" in text
+    assert 'href="/user/ann/lab/tree/memcourse/exercises/session-1/feedback/' in text
+    assert "not graded yet" in text and "26.1 / 33" in text  # the total of the graded ones
+    assert "<script" not in text
+
+
+def test_what_the_page_shows_is_escaped(tmp_path):
+    rows = [scores.Session("session-<b>1", "x", [scores.Notebook('<img src=x onerror=alert(1)>',
+                                                                   1.0, 2.0, 0.0, '"><script>x</script>')])]
+    text = scores.page(rows, "/user/ann/lab", problem="<script>alert(2)</script>")
+    assert "<script" not in text and "<img" not in text and "<b>1" not in text
