@@ -201,6 +201,14 @@ get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)
 }
 
 
+def _a_letter(value: ast.expr) -> bool:
+    """An answer given as a string: a literal, or the letter of an option drawn for the
+    student (``options.key(i)``, ``memkit.variants``)."""
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, str)
+    return (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "key")
+
 def attacked(kind: str, source: dict, release: dict, port: int = 9) -> tuple[str, float | None]:
     """A submission carrying the attack ``kind`` (file text, autograded score it earned).
 
@@ -242,8 +250,7 @@ def attacked(kind: str, source: dict, release: dict, port: int = 9) -> tuple[str
                 for n in tree.body
                 if isinstance(n, ast.Assign)
                 and isinstance(n.targets[0], ast.Name)
-                and isinstance(n.value, ast.Constant)
-                and isinstance(n.value.value, str)
+                and _a_letter(n.value)
             ]
             if strings:
                 cell["source"] = cell_text(cell) + (
