@@ -12,11 +12,14 @@ them with MyST-NB's own reader so that the build finds them there: Jupyter Book 
 executes one chapter after another.
 
 The kernels it starts keep their own log to themselves (``_build/jupyter/kernels``, a
-kernel spec of this Python's ipykernel with its log level at CRITICAL): each one otherwise
-prints a warning about TCP without encryption, and the interrupt jupyter_client sends
+kernel spec of this Python's ipykernel with its log level at CRITICAL, and the kernel
+process's own standard error appended to ``_build/jupyter/kernels.log``): each one
+otherwise prints a warning about TCP without encryption, the interrupt jupyter_client sends
 before every shutdown now and then lands in a message handler, which logs an alarming
-"ERROR | KeyboardInterrupt caught in kernel" that no chapter caused. A chapter's own
-errors reach the build through its outputs, as before.
+"ERROR | KeyboardInterrupt caught in kernel" that no chapter caused, and two kernels
+started at once in a loaded machine can race for a port, which prints the losing kernel's
+heartbeat traceback (that chapter is then run again on its own, below). A chapter's own
+errors and printed warnings reach the build through its outputs, as before.
 
     python tools/book/execution_cache.py      # run by make book, make pdf and the tests
 """
@@ -73,9 +76,11 @@ def chapters() -> list[pathlib.Path]:
 def quiet_kernel(data: pathlib.Path = KERNELS) -> None:
     """Make the chapters' kernel ``python3`` (their front matter's) this Python's ipykernel
     with its own log quiet, for the kernels this process and its workers start."""
-    spec = {
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
-                 "--IPKernelApp.log_level=CRITICAL"],
+    log = data / "kernels.log"
+    spec = {  # sh execs the kernel (same process, so jupyter_client's signals reach it)
+        "argv": ["/bin/sh", "-c", 'exec "$0" -m ipykernel_launcher -f "$1" '
+                 '--IPKernelApp.log_level=CRITICAL 2>>"$2"',
+                 sys.executable, "{connection_file}", str(log)],
         "display_name": "Python 3",
         "language": "python",
     }
