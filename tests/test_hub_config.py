@@ -6,17 +6,23 @@
 * what it must carry for the course: the exchange on a shared volume at the place the
   users' nbgrader looks, the course's lab per role, JupyterLab as the default page;
 * tools/hub/jupyterhub_config.py loads, listens on 127.0.0.1 only, and gives a student the
-  student lab with the Assignments tab and the instructor Formgrader.
+  student lab with the Assignments tab and the instructor Formgrader;
+* the hub finds the proxy tools/hub/local.py starts, and that start waits for it to listen.
 """
 
 import copy
 import json
+import subprocess
+import sys
+import time
 import types
 from pathlib import Path
 
 import jsonschema
 import pytest
 import yaml
+
+from tools.hub import local
 
 ROOT = Path(__file__).resolve().parents[1]
 Z2JH = ROOT / "tools" / "hub" / "z2jh"
@@ -115,3 +121,40 @@ def test_local_hub_config_roles_and_address():
     assert seen["ann"]["MEMCOURSE_ROLE"] == "student"
     assert seen["ann"]["JUPYTER_CONFIG_PATH"].startswith("/lab-files/_build/lab/student:")
     assert seen["ann"]["MEMCOURSE_EXCHANGE_FOUND"] == "1"
+
+
+def test_the_hub_finds_the_proxy_the_course_started():
+    """The proxy is started by tools/hub/local.py, not by the hub (whose own wait for node
+    is 10 s), and the hub reaches its API with the token both are given."""
+    c = hub_config(MEMCOURSE_HUB_PROXY_API="8777")
+    assert c.ConfigurableHTTPProxy.should_start is False
+    assert c.ConfigurableHTTPProxy.api_url == "http://127.0.0.1:8777"
+    env = local.environment(local.Hub(port=8123))
+    assert len(env["CONFIGPROXY_AUTH_TOKEN"]) == 64
+    assert env["CONFIGPROXY_AUTH_TOKEN"] != local.environment(local.Hub())["CONFIGPROXY_AUTH_TOKEN"]
+
+
+def test_waiting_for_the_proxy_ends_when_it_listens_or_stops(tmp_path):
+    log = tmp_path / "proxy.log"
+    port = local.free_port()
+    server = subprocess.Popen([sys.executable, "-c", (
+        "import socket, time; s = socket.socket(); "
+        "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
+        f"time.sleep(1); s.bind(('127.0.0.1', {port})); s.listen(); time.sleep(60)")])
+    try:
+        local._wait_listening(server, [port], log, time.monotonic() + 60)
+        assert server.poll() is None and not local.port_free(port)
+    finally:
+        server.kill()
+        server.wait()
+    log.write_text("node: cannot find module\n")
+    failing = subprocess.Popen(["sh", "-c", "exit 3"])
+    with pytest.raises(RuntimeError, match="stopped:\nnode: cannot find module"):
+        local._wait_listening(failing, [local.free_port()], log, time.monotonic() + 60)
+    silent = subprocess.Popen(["sleep", "30"])
+    try:
+        with pytest.raises(RuntimeError, match="not listening in time"):
+            local._wait_listening(silent, [local.free_port()], log, time.monotonic() + 1)
+    finally:
+        silent.kill()
+        silent.wait()

@@ -28,14 +28,15 @@ c.JupyterHub.ip = "127.0.0.1"
 c.JupyterHub.port = int(env("MEMCOURSE_HUB_PORT", "8000"))
 c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = int(env("MEMCOURSE_HUB_API_PORT", "8081"))
-c.ConfigurableHTTPProxy.command = [env("MEMCOURSE_HUB_PROXY", "configurable-http-proxy")]
+# the proxy is started before the hub, by tools/hub/local.py, and waited on for as long as a
+# loaded machine needs (a hub that starts its own proxy gives node 10 s): the hub finds it
+# at its API with the token both are given (CONFIGPROXY_AUTH_TOKEN)
+c.ConfigurableHTTPProxy.should_start = False
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{int(env('MEMCOURSE_HUB_PROXY_API', '8001'))}"
-c.ConfigurableHTTPProxy.pid_file = os.path.join(STATE, "proxy.pid")
 c.JupyterHub.db_url = f"sqlite:///{os.path.join(STATE, 'jupyterhub.sqlite')}"
 c.JupyterHub.cookie_secret_file = os.path.join(STATE, "jupyterhub_cookie_secret")
 c.JupyterHub.pid_file = os.path.join(STATE, "jupyterhub.pid")
 c.JupyterHub.cleanup_servers = True  # stopping the hub stops every user's server
-c.JupyterHub.cleanup_proxy = True
 # each user's server on an origin of its own, http://<user>.localhost:<port> (a browser
 # finds *.localhost on this machine; so does an SSH tunnel's end): a page that a student's
 # server sends, whatever the student made it send, cannot reach another user's server,

@@ -34,12 +34,14 @@
    and the instructor's the course's collect (``tools.hub.exchange``);
 6. **JupyterHub** (``tools/hub/jupyterhub_config.py``) on 127.0.0.1, PAM logins of the group,
    one single-user server per user run as that user (``jupyterhub-singleuser`` of the
-   users' environment), started in the background; its PID and the proxy's are kept in
-   the state folder ``/srv/memcourse/hub``.
+   users' environment), started in the background after its proxy (started here, not by
+   the hub, and waited on until it listens: node can take more than the 10 s a hub gives
+   its own proxy on a loaded machine); their PIDs and logs are kept in the state folder
+   ``/srv/memcourse/hub``.
 
-``stop`` stops the hub by its PID (the hub stops the single-user servers and the proxy),
-then any of them still alive, by the PIDs the hub recorded, then every process of the
-hub's users (whatever a terminal or a kernel left running), then unmounts the exchange.
+``stop`` stops the hub by its PID (the hub stops the single-user servers), then the proxy
+and any server still alive, by their PIDs, then every process of the hub's users
+(whatever a terminal or a kernel left running), then unmounts the exchange.
 """
 
 from __future__ import annotations
@@ -389,6 +391,7 @@ def environment(hub: Hub) -> dict:
         "MEMCOURSE_HUB_PORT": str(hub.port),
         "MEMCOURSE_HUB_API_PORT": str(free_port()),    # the hub's own API (internal)
         "MEMCOURSE_HUB_PROXY_API": str(free_port()),   # the proxy's API (internal)
+        "CONFIGPROXY_AUTH_TOKEN": secrets.token_hex(32),  # the hub's key to the proxy's API
         "MEMCOURSE_HUB_STATE": str(hub.state),
         "MEMCOURSE_HUB_VENV": str(hub.venv),
         "MEMCOURSE_HUB_LAB": str(hub.lab),
@@ -412,26 +415,64 @@ def running_pid(path: Path) -> int | None:
         return None
 
 
+def _background(command: list[str], hub: Hub, env: dict, log_name: str,
+                pid_name: str) -> subprocess.Popen:
+    """A process of the hub's, in a session of its own, its output in the state folder's
+    ``log_name``, its PID in ``pid_name`` (what ``stop`` ends it by)."""
+    log = open(hub.state / log_name, "a")  # noqa: SIM115 (the child keeps it)
+    process = subprocess.Popen(command, cwd=hub.state, env=env, stdout=log,
+                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                               start_new_session=True)
+    log.close()
+    (hub.state / pid_name).write_text(f"{process.pid}\n")
+    return process
+
+
+def _wait_listening(process: subprocess.Popen, ports: list[int], log: Path,
+                    deadline: float) -> None:
+    """Return when something listens on each of ``ports`` of 127.0.0.1; raise, with the tail
+    of ``log``, when ``process`` ends first or ``deadline`` (monotonic) passes."""
+    waiting = list(ports)
+    while waiting:
+        if process.poll() is not None or time.monotonic() > deadline:
+            tail = log.read_text(errors="replace")[-3000:]
+            state = "stopped" if process.poll() is not None else "not listening in time"
+            raise RuntimeError(f"{process.args[0]} {state}:\n{tail}")
+        if port_free(waiting[0]):
+            time.sleep(0.2)
+        else:
+            waiting.pop(0)
+
+
 def start(hub: Hub, ready_timeout: float = 120) -> subprocess.Popen:
-    """Start JupyterHub in the background; return when its login page answers."""
+    """Start the proxy, then JupyterHub, in the background; return when the hub's login page
+    answers through the proxy."""
     pid_file = hub.state / "hub.pid"
     if running_pid(pid_file):
         raise SystemExit(f"a hub is running already (PID {running_pid(pid_file)}): "
                          "make hub-stop first")
     hub.state.mkdir(parents=True, exist_ok=True)
     subprocess.run(["chmod", "-R", "go-rwx", str(hub.state)], check=True)  # root's only
-    log = open(hub.state / "jupyterhub.log", "a")  # noqa: SIM115 (the child keeps it)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "jupyterhub", "-f", str(CONFIG_FILE)],
-        cwd=hub.state, env=environment(hub), stdout=log, stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL, start_new_session=True,
-    )
-    log.close()
-    pid_file.write_text(f"{process.pid}\n")
+    env = environment(hub)
     deadline = time.monotonic() + ready_timeout
+    api_port = int(env["MEMCOURSE_HUB_PROXY_API"])
+    proxy = _background(
+        [str(hub.proxy), "--ip", "127.0.0.1", "--port", str(hub.port),
+         "--api-ip", "127.0.0.1", "--api-port", str(api_port),
+         "--error-target", f"http://127.0.0.1:{env['MEMCOURSE_HUB_API_PORT']}/hub/error"]
+        + (["--host-routing"] if env.get("MEMCOURSE_HUB_SUBDOMAINS", "1") == "1" else []),
+        hub, env, "proxy.log", "proxy.pid")
+    try:
+        _wait_listening(proxy, [hub.port, api_port], hub.state / "proxy.log", deadline)
+    except RuntimeError:
+        stop(hub)
+        raise
+    process = _background([sys.executable, "-m", "jupyterhub", "-f", str(CONFIG_FILE)],
+                          hub, env, "jupyterhub.log", "hub.pid")
     while time.monotonic() < deadline:
         if process.poll() is not None:
             tail = (hub.state / "jupyterhub.log").read_text(errors="replace")[-3000:]
+            stop(hub)  # and its proxy
             raise RuntimeError(f"JupyterHub stopped at start:\n{tail}")
         try:
             with urllib.request.urlopen(f"{hub.url}/hub/login", timeout=5) as response:
@@ -500,7 +541,7 @@ def stop(hub: Hub, timeout: float = 30) -> list[int]:
         others.append(proxy)
     stopped = []
     if pid:
-        os.kill(pid, signal.SIGTERM)  # the hub stops its servers and its proxy
+        os.kill(pid, signal.SIGTERM)  # the hub stops its servers
         if not _wait_gone(pid, timeout):
             os.kill(pid, signal.SIGKILL)
             _wait_gone(pid, 10)
