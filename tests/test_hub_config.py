@@ -22,7 +22,7 @@ import jsonschema
 import pytest
 import yaml
 
-from tools.hub import local
+from tools.hub import local, processes
 
 ROOT = Path(__file__).resolve().parents[1]
 Z2JH = ROOT / "tools" / "hub" / "z2jh"
@@ -142,7 +142,7 @@ def test_waiting_for_the_proxy_ends_when_it_listens_or_stops(tmp_path):
         "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
         f"time.sleep(1); s.bind(('127.0.0.1', {port})); s.listen(); time.sleep(60)")])
     try:
-        local._wait_listening(server, [port], log, time.monotonic() + 60)
+        processes.wait_listening(server, [port], log, time.monotonic() + 60)
         assert server.poll() is None and not local.port_free(port)
     finally:
         server.kill()
@@ -150,11 +150,11 @@ def test_waiting_for_the_proxy_ends_when_it_listens_or_stops(tmp_path):
     log.write_text("node: cannot find module\n")
     failing = subprocess.Popen(["sh", "-c", "exit 3"])
     with pytest.raises(RuntimeError, match="stopped:\nnode: cannot find module"):
-        local._wait_listening(failing, [local.free_port()], log, time.monotonic() + 60)
+        processes.wait_listening(failing, [local.free_port()], log, time.monotonic() + 60)
     silent = subprocess.Popen(["sleep", "30"])
     try:
         with pytest.raises(RuntimeError, match="not listening in time"):
-            local._wait_listening(silent, [local.free_port()], log, time.monotonic() + 1)
+            processes.wait_listening(silent, [local.free_port()], log, time.monotonic() + 1)
     finally:
         silent.kill()
         silent.wait()

@@ -55,7 +55,6 @@ import pwd
 import secrets
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -65,6 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from tools import ROOT
 from tools.hub import course_repo, exchange, processes
+from tools.hub.processes import free_port, port_free, running_pid
 
 CONFIG_FILE = Path(__file__).with_name("jupyterhub_config.py")
 PREFIX = Path(os.environ.get("MEMCOURSE_HUB_PREFIX", "/srv/memcourse"))
@@ -91,22 +91,6 @@ PACKAGE_FILES = ["memkit", "pyproject.toml", "README.md"]
 
 def say(message: str) -> None:
     print(message, flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def port_free(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the proxy binds it
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
 
 
 @dataclass
@@ -406,44 +390,6 @@ def environment(hub: Hub) -> dict:
     return env
 
 
-def running_pid(path: Path) -> int | None:
-    try:
-        pid = int(path.read_text().strip())
-        os.kill(pid, 0)
-        return pid
-    except (OSError, ValueError):
-        return None
-
-
-def _background(command: list[str], hub: Hub, env: dict, log_name: str,
-                pid_name: str) -> subprocess.Popen:
-    """A process of the hub's, in a session of its own, its output in the state folder's
-    ``log_name``, its PID in ``pid_name`` (what ``stop`` ends it by)."""
-    log = open(hub.state / log_name, "a")  # noqa: SIM115 (the child keeps it)
-    process = subprocess.Popen(command, cwd=hub.state, env=env, stdout=log,
-                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               start_new_session=True)
-    log.close()
-    (hub.state / pid_name).write_text(f"{process.pid}\n")
-    return process
-
-
-def _wait_listening(process: subprocess.Popen, ports: list[int], log: Path,
-                    deadline: float) -> None:
-    """Return when something listens on each of ``ports`` of 127.0.0.1; raise, with the tail
-    of ``log``, when ``process`` ends first or ``deadline`` (monotonic) passes."""
-    waiting = list(ports)
-    while waiting:
-        if process.poll() is not None or time.monotonic() > deadline:
-            tail = log.read_text(errors="replace")[-3000:]
-            state = "stopped" if process.poll() is not None else "not listening in time"
-            raise RuntimeError(f"{process.args[0]} {state}:\n{tail}")
-        if port_free(waiting[0]):
-            time.sleep(0.2)
-        else:
-            waiting.pop(0)
-
-
 def start(hub: Hub, ready_timeout: float = 120) -> subprocess.Popen:
     """Start the proxy, then JupyterHub, in the background; return when the hub's login page
     answers through the proxy."""
@@ -456,19 +402,19 @@ def start(hub: Hub, ready_timeout: float = 120) -> subprocess.Popen:
     env = environment(hub)
     deadline = time.monotonic() + ready_timeout
     api_port = int(env["MEMCOURSE_HUB_PROXY_API"])
-    proxy = _background(
+    proxy = processes.background(
         [str(hub.proxy), "--ip", "127.0.0.1", "--port", str(hub.port),
          "--api-ip", "127.0.0.1", "--api-port", str(api_port),
          "--error-target", f"http://127.0.0.1:{env['MEMCOURSE_HUB_API_PORT']}/hub/error"]
         + (["--host-routing"] if env.get("MEMCOURSE_HUB_SUBDOMAINS", "1") == "1" else []),
-        hub, env, "proxy.log", "proxy.pid")
+        hub.state, env, "proxy.log", "proxy.pid")
     try:
-        _wait_listening(proxy, [hub.port, api_port], hub.state / "proxy.log", deadline)
+        processes.wait_listening(proxy, [hub.port, api_port], hub.state / "proxy.log", deadline)
     except RuntimeError:
         stop(hub)
         raise
-    process = _background([sys.executable, "-m", "jupyterhub", "-f", str(CONFIG_FILE)],
-                          hub, env, "jupyterhub.log", "hub.pid")
+    process = processes.background([sys.executable, "-m", "jupyterhub", "-f", str(CONFIG_FILE)],
+                                    hub.state, env, "jupyterhub.log", "hub.pid")
     while time.monotonic() < deadline:
         if process.poll() is not None:
             tail = (hub.state / "jupyterhub.log").read_text(errors="replace")[-3000:]
@@ -506,22 +452,6 @@ def _server_pids(hub: Hub) -> list[int]:
     return pids
 
 
-def _wait_gone(pid: int, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return True
-        try:  # our child: reap it
-            if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                return True
-        except ChildProcessError:
-            pass
-        time.sleep(0.2)
-    return False
-
-
 def hub_users(hub: Hub) -> list[str]:
     """The Unix users this hub made (its passwords file), or the ones it would make."""
     known = hub.state / "passwords.json"
@@ -542,16 +472,16 @@ def stop(hub: Hub, timeout: float = 30) -> list[int]:
     stopped = []
     if pid:
         os.kill(pid, signal.SIGTERM)  # the hub stops its servers
-        if not _wait_gone(pid, timeout):
+        if not processes.wait_gone(pid, timeout):
             os.kill(pid, signal.SIGKILL)
-            _wait_gone(pid, 10)
+            processes.wait_gone(pid, 10)
         stopped.append(pid)
     for other in others:
         try:
             os.kill(other, signal.SIGTERM)
         except OSError:
             continue
-        if not _wait_gone(other, 15):
+        if not processes.wait_gone(other, 15):
             os.kill(other, signal.SIGKILL)
         stopped.append(other)
     for name in ("hub.pid", "proxy.pid"):

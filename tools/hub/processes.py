@@ -1,4 +1,9 @@
-"""The processes of the hub's users: found, and all ended when the hub stops.
+"""The hub's processes, and its users': started, waited on, found, and all ended when the
+hub stops.
+
+The hub's own processes (the proxy, JupyterHub) are started in the background in a
+session of their own (``background``), their PIDs in the state folder; the start waits
+for them to listen (``wait_listening``) and the stop ends them by PID (``wait_gone``).
 
 A student's terminal or kernel can leave a process running that is no child of anything
 the hub knows (``setsid nohup sleep``, a double fork, a loop that forks): issue 26, item 7.
@@ -12,8 +17,10 @@ from __future__ import annotations
 
 import os
 import pwd
+import socket
 import subprocess
 import time
+from pathlib import Path
 
 
 def processes_of(uids: set[int]) -> list[int]:
@@ -61,3 +68,78 @@ def end_all(users: list[str], say=print, grace: float = 5) -> list[int]:
     if left:
         say(f"WARNING: processes of the hub's users still running: {left}")
     return ended
+
+
+def free_port() -> int:
+    """A port of 127.0.0.1 that nothing listens on now (the system's pick)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def port_free(port: int) -> bool:
+    """Whether ``port`` of 127.0.0.1 can be bound (nothing listens on it)."""
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the proxy binds it
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def running_pid(path: Path) -> int | None:
+    """The PID written in ``path`` if that process is alive, else None."""
+    try:
+        pid = int(path.read_text().strip())
+        os.kill(pid, 0)
+        return pid
+    except (OSError, ValueError):
+        return None
+
+
+def background(command: list[str], folder: Path, env: dict, log_name: str,
+               pid_name: str) -> subprocess.Popen:
+    """A process of the hub's started in ``folder`` (the hub's state), in a session of its
+    own, its output appended to the folder's ``log_name``, its PID written to ``pid_name``
+    (what the hub's stop ends it by)."""
+    log = open(folder / log_name, "a")  # noqa: SIM115 (the child keeps it)
+    process = subprocess.Popen(command, cwd=folder, env=env, stdout=log,
+                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                               start_new_session=True)
+    log.close()
+    (folder / pid_name).write_text(f"{process.pid}\n")
+    return process
+
+
+def wait_listening(process: subprocess.Popen, ports: list[int], log: Path,
+                   deadline: float) -> None:
+    """Return when something listens on each of ``ports`` of 127.0.0.1; raise, with the tail
+    of ``log``, when ``process`` ends first or ``deadline`` (monotonic) passes."""
+    waiting = list(ports)
+    while waiting:
+        if process.poll() is not None or time.monotonic() > deadline:
+            tail = log.read_text(errors="replace")[-3000:]
+            state = "stopped" if process.poll() is not None else "not listening in time"
+            raise RuntimeError(f"{process.args[0]} {state}:\n{tail}")
+        if port_free(waiting[0]):
+            time.sleep(0.2)
+        else:
+            waiting.pop(0)
+
+
+def wait_gone(pid: int, timeout: float) -> bool:
+    """Whether process ``pid`` has ended (reaped, if it is our child) within ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return True
+        try:  # our child: reap it
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return True
+        except ChildProcessError:
+            pass
+        time.sleep(0.2)
+    return False
