@@ -149,6 +149,26 @@ def test_options_are_shuffled_per_student_and_the_key_follows():
         Numbers("x", "alice").key("q1", 0)
 
 
+def test_options_are_shown_in_a_kernel_and_nothing_is_imported_outside_one():
+    """In an IPython shell the options are displayed as they are drawn; in a process
+    without IPython (the grader's check) nothing is shown and IPython is not imported."""
+    code = """
+import sys
+from memkit.variants import Numbers
+Numbers("session-1/exit-test", "alice").options("q4", ["right", "wrong"])
+print("IPython" in sys.modules)
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+InteractiveShell.instance()
+with capture_output() as shown:
+    Numbers("session-1/exit-test", "alice").options("q4", ["right", "wrong"])
+print(any("right" in str(o.data) for o in shown.outputs))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, check=True)
+    assert done.stdout.split() == ["False", "True"], done.stdout + done.stderr
+
+
 def test_make_check_sets_the_id_once_and_says_whose_numbers(nowhere):
     env = {"XDG_CONFIG_HOME": str(nowhere / "config"), "PATH": "/usr/bin:/bin", "HOME": str(nowhere)}
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 import ast
 import builtins
 import collections
+import functools
 import keyword
 import os
 import pickle
@@ -100,7 +101,11 @@ def is_test(cell: dict) -> bool:
     return bool(meta.get("grade")) and not meta.get("solution") and cell.get("cell_type") == "code"
 
 
-def names_read(source: str) -> set[str]:
+# The instructor's cells are parsed for every submission, in the grader and in each of its
+# forked checks: their results are kept by text (``prime`` fills them before a fork, so the
+# children inherit them).
+@functools.lru_cache(maxsize=4096)
+def names_read(source: str) -> frozenset[str]:
     """The names a cell may read: loaded names and identifiers in string constants.
 
     (Test cells look answers up as ``globals()[name]`` too.)
@@ -108,7 +113,7 @@ def names_read(source: str) -> set[str]:
     try:
         tree = ast.parse(source)
     except SyntaxError:
-        return set()
+        return frozenset()
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
@@ -116,16 +121,17 @@ def names_read(source: str) -> set[str]:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             if node.value.isidentifier() and not keyword.iskeyword(node.value):
                 found.add(node.value)
-    return {n for n in found if not hasattr(builtins, n) and not n.startswith("__")}
+    return frozenset(n for n in found if not hasattr(builtins, n) and not n.startswith("__"))
 
 
-def names_bound(source: str) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def names_bound(source: str) -> frozenset[str]:
     """The names a cell binds in its namespace (assignments, loops, defs, imports at top
     level; not the variables local to a function, a lambda or a comprehension)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
-        return set()
+        return frozenset()
     found: set[str] = set()
     scoped = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -144,22 +150,26 @@ def names_bound(source: str) -> set[str]:
             visit(child)
 
     visit(tree)
-    return found
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=4096)
+def _defined(source: str) -> frozenset[str]:
+    """The functions and classes a cell defines at its top level."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return frozenset()
+    return frozenset(node.name for node in tree.body
+                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
 
 
 def callable_names(source_nb: dict) -> set[str]:
     """Names the answer cells of the source define as functions or classes."""
-    found = set()
+    found: set[str] = set()
     for cell in source_nb.get("cells", []):
-        if cell.get("cell_type") != "code" or not cell_meta(cell).get("solution"):
-            continue
-        try:
-            tree = ast.parse(cell_text(cell))
-        except SyntaxError:
-            continue
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                found.add(node.name)
+        if cell.get("cell_type") == "code" and cell_meta(cell).get("solution"):
+            found |= _defined(cell_text(cell))
     return found
 
 
@@ -244,10 +254,42 @@ class _TagLambdas(ast.NodeTransformer):
         return ast.copy_location(call, node)
 
 
+@functools.lru_cache(maxsize=1024)
 def test_code(text: str, name: str):
     """A test cell compiled for the grader's runs: its lambdas tagged (``_TagLambdas``)."""
     tree = _TagLambdas(text).visit(ast.parse(text))
     return compile(ast.fix_missing_locations(tree), name, "exec")
+
+
+@functools.lru_cache(maxsize=1024)
+def compiled(text: str, name: str):
+    """A locked cell that is not a test (a set-up cell) compiled as it is."""
+    return compile(text, name, "exec")
+
+
+def prime(source_nb: dict) -> None:
+    """Parse and compile the locked cells of ``source_nb`` here, once: what the checks of
+    every submission ask of them (``names_read``, ``names_bound``, ``test_code``,
+    ``compiled``, ``callable_names``) is then found in this process's caches, and in those
+    of the children it forks."""
+    callable_names(source_nb)
+    for cell in source_nb.get("cells", []):
+        meta = cell_meta(cell)
+        if cell.get("cell_type") != "code" or meta.get("solution"):
+            continue
+        text, name = cell_text(cell), str(meta.get("grade_id"))
+        if is_test(cell):
+            names_read(text), names_bound(text)
+            try:
+                test_code(text, name)
+            except SyntaxError:
+                pass  # the check says so, on its own run
+        elif meta.get("locked"):
+            names_bound(text)
+            try:
+                compiled(text, name)
+            except SyntaxError:
+                pass
 
 
 def tag_lambda(fn, source: str):

@@ -35,6 +35,7 @@ Depends on: ``tools.grading.hidden``, ``tools.grading.plain``, ``tools.grading.c
 from __future__ import annotations
 
 import builtins
+import functools
 import json
 import os
 import sys
@@ -290,7 +291,7 @@ def judge(source_nb: dict, lines: dict[str, str], split: hidden.Split) -> Judgem
         gid, text = meta.get("grade_id"), cell_text(cell)
         if not hidden.is_test(cell):
             try:
-                _run(compile(text, str(gid), "exec"), ns)
+                _run(hidden.compiled(text, str(gid)), ns)
             except Exception as exc:  # the set-up must run here, else nothing is judged
                 result.problem = f"the locked cell {gid} does not run in the grader ({exc!r})"
                 result.verdicts.clear()
@@ -337,7 +338,6 @@ _WARM: set = set()
 
 def memkit_modules(source_nb: dict | None) -> set[str]:
     """The memkit modules the code cells of ``source_nb`` import (every one when None)."""
-    import ast
     import pkgutil
 
     import memkit
@@ -345,35 +345,49 @@ def memkit_modules(source_nb: dict | None) -> set[str]:
     every = {info.name for info in pkgutil.iter_modules(memkit.__path__)} - {"figures"}
     if source_nb is None:
         return every
-    named = set()
+    named: set[str] = set()
     for cell in source_nb.get("cells", []):
-        if cell.get("cell_type") != "code":
-            continue
-        try:
-            tree = ast.parse(hidden.solution_text(cell))
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                named |= {a.name.split(".")[1] for a in node.names if a.name.startswith("memkit.")}
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                if node.module == "memkit":
-                    named |= {a.name for a in node.names}
-                elif node.module.startswith("memkit."):
-                    named.add(node.module.split(".")[1])
-            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                    and node.value.id == "memkit":
-                named.add(node.attr)
+        if cell.get("cell_type") == "code":
+            named |= _memkit_named(hidden.solution_text(cell))
     return named & every
+
+
+@functools.lru_cache(maxsize=4096)
+def _memkit_named(text: str) -> frozenset[str]:
+    """The memkit modules one cell's code names (``import memkit.x``, ``from memkit import
+    x``, ``from memkit.x import ...``, ``memkit.x``)."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return frozenset()
+    named = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            named |= {a.name.split(".")[1] for a in node.names if a.name.startswith("memkit.")}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if node.module == "memkit":
+                named |= {a.name for a in node.names}
+            elif node.module.startswith("memkit."):
+                named.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id == "memkit":
+            named.add(node.attr)
+    return frozenset(named)
 
 
 def warm(source_nb: dict | None = None) -> None:
     """Import numpy and the memkit modules the notebook's cells use, once in the grader,
-    so that no child imports them. (Not every module: ``memkit.derivations`` brings SymPy,
-    1.5 s of CPU in each worker, and no test uses it; a child imports what it lacks.)"""
+    so that no child imports them, and parse its locked cells (``hidden.prime``), so that
+    no child parses them. (Not every module: ``memkit.derivations`` brings SymPy, 1.5 s of
+    CPU in each worker, and no test uses it; a child imports what it lacks.)"""
     import importlib
 
     import numpy  # noqa: F401
+
+    if source_nb is not None:
+        hidden.prime(source_nb)
 
     for name in sorted(memkit_modules(source_nb) - _WARM):
         _WARM.add(name)

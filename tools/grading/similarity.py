@@ -38,6 +38,7 @@ Depends on: ``tools.grading.cells``, ``tools.grading.sanitize``, ``tools.grading
 
 from __future__ import annotations
 
+import functools
 import html
 import io
 import itertools
@@ -76,9 +77,11 @@ def answer_code(nb: dict, template: str = "") -> str:
     return "\n\n".join(p for p in parts if p.strip())
 
 
+@functools.lru_cache(maxsize=65536)
 def _shape(line: str) -> str:
     """A line as copydetect sees it (names, functions and strings one letter each), or the
-    line itself when that is too short to tell lines apart."""
+    line itself when that is too short to tell lines apart. (Kept by line: the template's
+    lines and the lines students share come again in every submission.)"""
     from copydetect.utils import filter_code
 
     text = line.strip()
