@@ -101,3 +101,27 @@ def test_the_page_is_the_instructors_and_nothing_in_it_runs(tmp_path):
     assert "student-02 and student-05" in text and "flagged" in text
     lines = similarity.summary_lines(written)
     assert lines and "student-02 and student-05" in lines[0] and str(path) in lines[0]
+
+
+def test_a_huge_answer_is_shown_in_part(tmp_path):
+    """A megabyte typed into an answer: its first COMPARED_CHARS are compared, and the page
+    shows SHOWN_CHARS of it, with a line saying how much more there is and where."""
+    root = tmp_path / "course"
+    kinds = simulate_copying(ROOT, "session-3", 8, "student-05", "student-02", 0,
+                             root / "autograded")
+    for student in ("student-05", "student-02"):
+        path = root / "autograded" / student / "session-3" / "exercises.ipynb"
+        nb = json.loads(path.read_text())
+        nb["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [],
+                            "execution_count": None,
+                            "source": "table = [" + ", ".join(map(str, range(200_000))) + "]"})
+        path.write_text(json.dumps(nb))
+    settings = Settings(root=root, submitted=root / "submitted", db_url="sqlite://")
+    written = similarity.report(settings, [Outcome(s, "session-3") for s in kinds],
+                                {"session-3": releases("session-3")})
+    path, result = written["session-3"]
+    assert len(result.codes["student-05"]) > 1_000_000
+    assert [p.flagged for p in result.pairs if {p.first, p.second} == {"student-02", "student-05"}] == [True]
+    text = path.read_text()
+    assert len(text) < 20 * similarity.SHOWN_CHARS
+    assert "more characters, not shown: the notebooks are in autograded/student-05/session-3/" in text

@@ -11,7 +11,9 @@ name cannot be a student id, which starts with a letter or digit; nothing under
 cells, the stubs and any code an answer cell starts with) is left out: its lines are
 taken out of each answer (also renamed: lines are compared as copydetect sees them), and its fingerprints are copydetect's *boilerplate*, so two
 students who only kept the template are not alike.
-Each answer is compared as a whole, whatever the order of the cells.
+Each answer is compared as a whole, whatever the order of the cells, up to its first
+``COMPARED_CHARS`` characters (what a megabyte of typed-in numbers beyond that adds is
+seconds of Pygments, not evidence).
 
 **How.** copydetect (PyPI; Stanford MOSS's winnowing: Schleimer, Wilkerson and Aiken,
 SIGMOD 2003): the code is tokenized by Pygments with every name, function and string
@@ -27,8 +29,8 @@ of fewer than ``MIN_CLASS`` submissions compared, the share alone. Chosen
 against a simple alternative by ``benchmarks/similarity.py`` (README, *Copied work*).
 
 **What the page shows.** The flagged pairs first, then the closest pairs of the class
-(the ten most alike), each with both students' shared code marked, and the class's median.
-It shows student code, so it is built from escaped text only and cleaned
+(the ten most alike), the flagged and the three closest with both students' shared code
+marked (up to ``SHOWN_CHARS`` characters a side), and the class's median. It shows student code, so it is built from escaped text only and cleaned
 (``tools.grading.sanitize.clean_html``) as every page the grader writes: nothing in it runs.
 
 Stage: after the feedback, before the export (``cli`` lists the pages in the summary).
@@ -58,6 +60,9 @@ THRESHOLD = 0.85  # both sides share at least this much of their answers
 LIFT = 0.20  # ... and that is this much more than each of the two shares with a typical classmate
 MIN_CLASS = 8  # fewer submissions than this tell nothing of a class's spread: THRESHOLD alone
 SHOWN = 10  # the closest pairs shown besides the flagged ones
+SHOWN_CHARS = 20_000  # of each side's code on the page
+COMPARED_CHARS = 200_000  # of each submission's answers (an honest one has a few thousand;
+# Pygments takes seconds over a megabyte typed in)
 FOLDER = "_similarity"  # under autograded/: no student id starts with "_"
 
 
@@ -140,7 +145,7 @@ def _fingerprints(codes: dict[str, str], template: str) -> dict:
     found = {}
     for student, code in codes.items():
         fp = CodeFingerprint(f"{student}.py", NOISE, window, boilerplate=boilerplate,
-                             fp=io.StringIO(code))
+                             fp=io.StringIO(code[:COMPARED_CHARS]))
         if fp.token_coverage > 0:  # nothing of its own: not compared
             found[student] = fp
     return found
@@ -158,7 +163,7 @@ def compare(assignment: str, codes: dict[str, str], template: str) -> Comparison
         pairs.append(Pair(a, b, (float(shares[0]), float(shares[1])), slices))
     pairs.sort(key=lambda p: (-p.score, p.first, p.second))
     scores = [p.score for p in pairs]
-    result = Comparison(assignment, pairs, codes={s: prints[s].raw_code for s in prints})
+    result = Comparison(assignment, pairs, codes={s: codes[s] for s in prints})
     if scores:
         result.median = statistics.median(scores)
     for student in prints:
@@ -224,11 +229,18 @@ def _marked(code: str, slices) -> str:
 
 
 def _pair_html(result: Comparison, pair: Pair) -> str:
+    """Both sides of a pair, each side's code shown up to ``SHOWN_CHARS`` characters (a
+    submission can hold a megabyte of typed-in numbers; the rest is in its notebook)."""
     sides = []
     for who, share, slices in ((pair.first, pair.shares[0], pair.slices[0]),
                                (pair.second, pair.shares[1], pair.slices[1])):
+        code = result.codes.get(who, "")
+        rest = len(code) - SHOWN_CHARS
+        more = (f"<p>... and {rest:,} more characters, not shown: the notebooks are in "
+                f"autograded/{html.escape(who)}/{html.escape(result.assignment)}/.</p>"
+                if rest > 0 else "")
         sides.append(f"<div class=\"side\"><h4>{html.escape(who)}: {share:.0%} shared</h4>"
-                     f"<pre>{_marked(result.codes.get(who, ''), slices)}</pre></div>")
+                     f"<pre>{_marked(code[:SHOWN_CHARS], slices)}</pre>{more}</div>")
     title = f"{html.escape(pair.first)} and {html.escape(pair.second)}: {pair.score:.0%}"
     return f"<section class=\"pair\"><h3>{title}</h3>{''.join(sides)}</section>"
 
@@ -254,7 +266,8 @@ def page(result: Comparison) -> str:
         f"<h1>Similar answers: {name}</h1>"
         "<p>For the instructor only (never released). Each pair's share is the part of a "
         "student's own code (answer cells and added cells, the released template left out) "
-        "found in the other's, names and strings aside (copydetect). A pair is flagged when "
+        f"found in the other's (of its first {COMPARED_CHARS:,} characters), names and strings "
+        "aside (copydetect). A pair is flagged when "
         f"both share at least {THRESHOLD:.0%} and that is at least {LIFT:.0%} more than each "
         "shares with their typical classmate (their median pair; with at least "
         f"{MIN_CLASS} submissions). The class's median pair: {result.median:.0%}, of "
