@@ -22,7 +22,7 @@ import sys
 from dataclasses import dataclass
 
 from memkit.variants import ENV
-from tools.grading.simulate.copied import typed_cell
+from tools.grading.simulate.shared_numbers import typed_cell
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 MARKERS = re.compile(r"^\s*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)\s*$", re.M)
@@ -103,7 +103,7 @@ def run(path: pathlib.Path, answers: dict | None = None, printed: dict | None = 
     cells run in (it holds the answers afterwards). ``student``: whose numbers the set-up
     draws. Locked cells other than the tests (the set-up, the options of a question) run
     in order, as in a kernel. ``typed``: a dict that receives {answer grade id: the answers
-    as a classmate would copy them, typed in} (``tools.grading.simulate.copied``).
+    as a classmate would copy them, typed in} (``tools.grading.simulate.shared_numbers``).
     """
     found = cells(path)
     namespace = {} if namespace is None else namespace

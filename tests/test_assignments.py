@@ -29,7 +29,7 @@ from tools.lab import check as checker
 from tools.release import session_pages
 from tools.grading import collect
 from tools.grading.settings import Settings
-from tools.grading.simulate import answers, classroom, copied, trouble
+from tools.grading.simulate import answers, classroom, shared_numbers, trouble
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SESSIONS = course.assignments(ROOT)
@@ -254,7 +254,7 @@ def round_trip(tmp_path_factory):
 
     The 20 random ids hand in the solutions, spread over the sessions (2 or 3 ids each); the
     blank release is handed in for every session, and so are, under the id ``copier``, the
-    exit test's values of the first id of each session typed in (``simulate.copied``); ``snooper``'s
+    exit test's values of the first id of each session typed in (``simulate.shared_numbers``); ``snooper``'s
     answer tries to import the solutions' reference code. Each one's expected score is known
     beforehand: full marks, zero, what the same values earn in an in-process run of the hidden
     tests for the copier's own numbers, full marks but the snooped question.
@@ -282,7 +282,7 @@ def round_trip(tmp_path_factory):
                 # test_variants_questions.py; two of them hold arrays of megabytes typed in)
                 typed = nbcells.solved(path, graded_ids[session][0]).typed
                 results = nbcells.run(path, answers=typed, student=COPIER)
-                hand_in(COPIER, session, path.name, copied.copied_notebook(release, typed),
+                hand_in(COPIER, session, path.name, shared_numbers.copied_notebook(release, typed),
                         points_of(source, results))
             if session == SNOOPED:
                 first = answers.code_questions(source)[0]

@@ -8,7 +8,7 @@ grades the same ids with nbgrader):
   the numbers drawn for the id in use;
 - a question drawn per student (its numbers or its options, ``Numbers.varied``) has answers
   that differ from one student to the next, and a question that is not is the same for all;
-- a classmate's values typed in (``simulate.copied``) lose exactly the questions whose
+- a classmate's values typed in (``simulate.shared_numbers``) lose exactly the questions whose
   answers differ between the two students, and keep the others;
 - two students seldom draw the same numbers for a question (never its random data);
 - the README lists the questions that vary.

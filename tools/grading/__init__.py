@@ -45,8 +45,8 @@ this list (``tests/test_import_graph.py`` checks it):
 ``cli``                     the command line
 ==========================  ============================================================
 
-``simulate`` (a package) is the grader's test helper (its ``copying``: a class where two
-students copied): a simulated class with the score
+``simulate`` (a package) is the grader's test helper (its ``disguised_copy``: a class where
+two students copied each other's code): a simulated class with the score
 each submission should get, for the tests and ``benchmarks/grading.py``. This package's
 ``__init__`` imports no stage: import the stage you need. It leaves out jsonschema's slow
 optional import in every process that grades (the grader and the Dask workers:

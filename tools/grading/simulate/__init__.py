@@ -4,14 +4,15 @@
 
 ==============  ===============================================================
 ``answers``     the honest students: answers filled in, the points they earn
-``copied``      a classmate's values typed in (issue 30: every student draws their own
-                numbers, so they lose the questions whose answers depend on them)
+``shared_numbers`` a classmate's values typed in (issue 30: every student draws their
+                own numbers, so they lose the questions whose answers depend on them)
 ``trouble``     broken files and answers that misbehave (``ZOO``)
 ``attacks``     submissions that attack the grader (``ATTACKS``, issue 16)
 ``attacks_files`` the second round (``ATTACKS_25``): links, special files, JSON bombs,
                 the check flooded, the tests read, scripts, time and disk
-``copying``     a class in which two students copied each other (the similarity
-                report's test): honest students in styles of their own, a disguised copy
+``disguised_copy`` a class in which two students copied each other's code (the
+                similarity report's test): honest students in styles of their own, a
+                disguised copy
 ``classroom``   a class of them written as nbgrader's submitted/ tree or a zip
 ==============  ===============================================================
 
