@@ -45,6 +45,8 @@ def literal(value) -> str | None:
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in "biufc":
             return None
+        if value.dtype.kind in "biu" or (value.dtype.kind == "f" and np.isfinite(value).all()):
+            return f"np.array({value.tolist()!r})"  # what the loop below writes, at C speed
         inner = literal(value.tolist())
         return None if inner is None else f"np.array({inner})"
     if isinstance(value, (list, tuple, set, frozenset)):
