@@ -125,3 +125,13 @@ def test_a_huge_answer_is_shown_in_part(tmp_path):
     text = path.read_text()
     assert len(text) < 20 * similarity.SHOWN_CHARS
     assert "more characters, not shown: the notebooks are in autograded/student-05/session-3/" in text
+
+
+def test_a_huge_line_is_the_students_own_and_never_shaped():
+    """A line longer than any template line is kept as the student's own without running
+    Pygments over it or keeping its shape; a template line is still left out."""
+    huge = "x = [" + ", ".join(map(str, range(100_000))) + "]"
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "source": f"{huge}\nimport numpy as np"}]}
+    similarity._shape.cache_clear()
+    assert similarity.answer_code(nb, "import numpy as np\n") == huge
+    assert similarity._shape.cache_info().currsize == 1  # the template's line only

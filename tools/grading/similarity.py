@@ -64,6 +64,9 @@ SHOWN_CHARS = 20_000  # of each side's code on the page
 COMPARED_CHARS = 200_000  # of each submission's answers (an honest one has a few thousand;
 # Pygments takes seconds over a megabyte typed in)
 FOLDER = "_similarity"  # under autograded/: no student id starts with "_"
+TEMPLATE_LINE = 2_000  # a student's line longer than this is their own, never shaped (a
+# template line is under a hundred characters; shaping a megabyte line takes Pygments
+# seconds, and the shapes are kept)
 
 
 def answer_code(nb: dict, template: str = "") -> str:
@@ -77,7 +80,8 @@ def answer_code(nb: dict, template: str = "") -> str:
             continue
         meta = cell_meta(cell)
         if meta.get("solution") or not meta:
-            lines = [ln for ln in cell_text(cell).split("\n") if _shape(ln) not in given]
+            lines = [ln for ln in cell_text(cell).split("\n")
+                     if len(ln) > TEMPLATE_LINE or _shape(ln) not in given]
             parts.append("\n".join(lines))
     return "\n\n".join(p for p in parts if p.strip())
 
