@@ -279,7 +279,8 @@ def prime(source_nb: dict) -> None:
             continue
         text, name = cell_text(cell), str(meta.get("grade_id"))
         if is_test(cell):
-            names_read(text), names_bound(text)
+            names_read(text)
+            names_bound(text)
             try:
                 test_code(text, name)
             except SyntaxError:

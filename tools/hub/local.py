@@ -399,6 +399,11 @@ def start(hub: Hub, ready_timeout: float = 120) -> subprocess.Popen:
                          "make hub-stop first")
     hub.state.mkdir(parents=True, exist_ok=True)
     subprocess.run(["chmod", "-R", "go-rwx", str(hub.state)], check=True)  # root's only
+    stale = running_pid(hub.state / "proxy.pid")  # a crashed hub's: it would hold the port
+    if stale:
+        os.kill(stale, signal.SIGTERM)
+        if not processes.wait_gone(stale, 15):
+            os.kill(stale, signal.SIGKILL)
     env = environment(hub)
     deadline = time.monotonic() + ready_timeout
     api_port = int(env["MEMCOURSE_HUB_PROXY_API"])
