@@ -26,6 +26,15 @@ The student id (``student``) is the first found of
 
 A student who sets another id gets another student's questions: the grader grades a
 submission against the id it files it under, whatever the kernel drew.
+
+**The class's seats.** A student on the instructor's class list (``tools.grading.class_list``)
+has a seat there, ``MEMCOURSE_SEAT`` (1, 2, ...: set by the hub for its user and by the grader
+for each submission). With a seat, the order of a question's options is a row of a Latin
+square the class shares: each block of ``k`` seats (``k`` options) sees every option under
+every letter once, so across the seats 1 to ``n`` no letter is the key of a question for
+more than ``ceil(n / k)`` students (never more than half of a class of two or more, but for an
+odd class and two options), and two students of one block never share a key's letter. Without a seat (self-study, or a student
+the list does not hold) each student's order is a shuffle of their own, drawn from the id.
 """
 
 from __future__ import annotations
@@ -45,6 +54,10 @@ __all__ = [
     "STUDENT_ID",
     "Numbers",
     "Options",
+    "SEAT_ENV",
+    "checked_id",
+    "checked_seat",
+    "class_seat",
     "id_file",
     "set_student",
     "forget_student",
@@ -56,6 +69,8 @@ COURSE = "memcourse"  # nbgrader's course id (nbgrader_config.py)
 DEFAULT_ID = "self-study"
 ENV = "MEMCOURSE_STUDENT_ID"
 HUB_ENV = "JUPYTERHUB_USER"
+SEAT_ENV = "MEMCOURSE_SEAT"
+MAX_SEAT = 100_000
 # what nbgrader can take as a student id (the grader skips a folder named otherwise)
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")
 MAX_ID = 100
@@ -75,7 +90,9 @@ def id_file() -> Path:
     return Path(base) / "memcourse" / "student-id"
 
 
-def _checked(value: str, where: str) -> str:
+def checked_id(value: str, where: str) -> str:
+    """``value`` stripped, if nbgrader can take it as a student id; else ``ValueError``
+    saying so (``where``: where the id was found)."""
     value = value.strip()
     if not value or len(value) > MAX_ID or not STUDENT_ID.match(value):
         raise ValueError(
@@ -90,19 +107,35 @@ def student() -> tuple[str, str]:
     or ``"default"``); an id that nbgrader could not take raises ``ValueError``."""
     for name in (ENV, HUB_ENV):
         if os.environ.get(name, "").strip():
-            return _checked(os.environ[name], name), name
+            return checked_id(os.environ[name], name), name
     path = id_file()
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             text = fh.read(MAX_ID + 2)  # bounded: the file is the user's, whatever it holds
     except OSError:
         return DEFAULT_ID, "default"
-    return _checked(text, f"in {path}"), "file"
+    return checked_id(text, f"in {path}"), "file"
+
+
+def checked_seat(value, where: str) -> int:
+    """``value`` as a seat of the class list (1 to ``MAX_SEAT``); else ``ValueError``."""
+    text = str(value).strip()
+    if not text.isdigit() or not 1 <= int(text) <= MAX_SEAT:
+        raise ValueError(f"the seat {text[:20]!r} ({where}) is not one of the class list's: "
+                         f"a whole number from 1 to {MAX_SEAT}")
+    return int(text)
+
+
+def class_seat() -> int | None:
+    """The student's seat on the class list (``SEAT_ENV``, set by the hub and the grader), or
+    None where none is set; a value that is not a seat raises ``ValueError``."""
+    value = os.environ.get(SEAT_ENV, "").strip()
+    return checked_seat(value, SEAT_ENV) if value else None
 
 
 def set_student(value: str) -> Path:
     """Keep ``value`` as this user's student id (the id file); return the file's path."""
-    value = _checked(value, "given")
+    value = checked_id(value, "given")
     path = id_file()
     path.parent.mkdir(parents=True, exist_ok=True)
     fresh = path.with_name(path.name + ".new")
@@ -173,12 +206,16 @@ class Numbers:
     numbers"), ``summary`` gives it on one line (the grader's report).
     """
 
-    def __init__(self, notebook: str, student_id: str | None = None):
+    def __init__(self, notebook: str, student_id: str | None = None, seat: int | None = None):
+        """``student_id`` and ``seat`` (the student's seat on the class list, or None):
+        given, or both from the environment (``student``, ``class_seat``)."""
         if student_id is None:
-            student_id, source = student()
+            (student_id, source), seat = student(), class_seat()
         else:
-            student_id, source = _checked(student_id, "given"), "given"
+            student_id, source = checked_id(student_id, "given"), "given"
+            seat = None if seat is None else checked_seat(seat, "given")
         self.notebook, self.student, self.source = str(notebook), student_id, source
+        self.seat = seat
         self.drawn: dict[str, dict[str, object]] = {}
         self.choices: dict[str, Options] = {}
 
@@ -253,11 +290,28 @@ class Numbers:
         letters = letters or LETTERS[: len(texts)]
         if len(letters) != len(texts):
             raise ValueError(f"{question}: {len(texts)} options need {len(texts)} letters")
-        order = sorted(range(len(texts)), key=lambda i: self._u(question, f"option/{i}"))
+        if self.seat is None:
+            order = sorted(range(len(texts)), key=lambda i: self._u(question, f"option/{i}"))
+        else:
+            order = self._latin_row(str(question), len(texts))
         found = Options(question, texts, order, letters, title)
         self.choices[str(question)] = found
         _display(found)
         return found
+
+    def _latin_row(self, question: str, k: int) -> list[int]:
+        """This seat's order of ``k`` options: row ``r`` of the Latin square of its block of
+        ``k`` seats, ``order[j] = options[(rows[r] + places[j]) % k]``, with the three
+        permutations (of the options, the letters' places and the block's seats) drawn for
+        the block and the question, not for the student."""
+        block, row = divmod(self.seat - 1, k)
+
+        def permutation(what: str) -> list[int]:
+            return sorted(range(k), key=lambda i: uniform(
+                self.notebook, question, "class-list", block, what, i))
+
+        options, places, rows = permutation("option"), permutation("place"), permutation("seat")
+        return [options[(rows[row] + places[j]) % k] for j in range(k)]
 
     def key(self, question: str, index: int) -> str:
         """The letter this student sees option ``index`` of ``question`` under."""
@@ -285,6 +339,8 @@ class Numbers:
         """What ``show`` prints: the id, where it comes from, and every value drawn (small
         arrays in full)."""
         where = SOURCES.get(self.source, self.source)
+        if self.seat is not None:
+            where += f"; seat {self.seat} on the class list"
         lines = [f"Your numbers (student id {self.student!r}, {where}):"]
         width = max((len(q) for q in self.drawn), default=2)
         for question, text in self._lines(full=True):
@@ -301,7 +357,8 @@ class Numbers:
     def summary(self) -> str:
         """One line: every value drawn and each question's option order (``q4 letters
         a=2 b=0 ...``: the option of the notebook's list each letter shows)."""
-        parts = [f"{question}: {text}" for question, text in self._lines(full=False)]
+        parts = [f"seat {self.seat}"] if self.seat is not None else []
+        parts += [f"{question}: {text}" for question, text in self._lines(full=False)]
         for question, found in self.choices.items():
             shown = " ".join(f"{found.letters[j]}={i}" for j, i in enumerate(found.order))
             parts.append(f"{question} letters {shown}")

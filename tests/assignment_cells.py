@@ -21,7 +21,7 @@ import sys
 
 from dataclasses import dataclass
 
-from memkit.variants import ENV
+from memkit.variants import ENV, SEAT_ENV
 from tools.grading.simulate.shared_numbers import typed_cell
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -70,16 +70,23 @@ def fresh_memkit():
 
 
 STUDENT = "student-01"  # the id a run draws the numbers of, unless told another
-# 20 random student ids (issue 30): the class the tests draw numbers for
+# 20 random student ids (issue 30): the class the tests draw numbers for, on the class list in
+# this order (seats 1 to 20: memkit.class_list); other ids have no seat
 RANDOM_IDS = [f"u{random.Random(30 + i).getrandbits(40):010x}" for i in range(20)]
+SEATS = {student: seat for seat, student in enumerate(RANDOM_IDS, start=1)}
 
 
 @contextlib.contextmanager
 def as_student(student: str, folder: pathlib.Path | None = None):
-    """The numbers of ``student`` drawn (``memkit.variants``), and the reference code of the
-    solutions beside the notebook (``answer_key.py`` in ``folder``) importable, for a run."""
-    saved_env, saved_path = os.environ.get(ENV), list(sys.path)
+    """The numbers of ``student`` drawn (``memkit.variants``), with their seat of ``SEATS``
+    if they have one, and the reference code of the solutions beside the notebook
+    (``answer_key.py`` in ``folder``) importable, for a run."""
+    saved = {name: os.environ.get(name) for name in (ENV, SEAT_ENV)}
+    saved_path = list(sys.path)
     os.environ[ENV] = student
+    os.environ.pop(SEAT_ENV, None)
+    if student in SEATS:
+        os.environ[SEAT_ENV] = str(SEATS[student])
     if folder is not None:
         sys.path.insert(0, str(folder))
     sys.modules.pop("answer_key", None)
@@ -88,10 +95,11 @@ def as_student(student: str, folder: pathlib.Path | None = None):
     finally:
         sys.modules.pop("answer_key", None)
         sys.path[:] = saved_path
-        if saved_env is None:
-            os.environ.pop(ENV, None)
-        else:
-            os.environ[ENV] = saved_env
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def run(path: pathlib.Path, answers: dict | None = None, printed: dict | None = None,

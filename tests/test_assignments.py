@@ -23,6 +23,7 @@ import nbformat
 import pytest
 
 import assignment_cells as nbcells
+from memkit import class_list
 from tools.release import assignments as course
 from tools.release import layout
 from tools.lab import check as checker
@@ -252,7 +253,8 @@ def points_of(source: dict, results: dict) -> float:
 def round_trip(tmp_path_factory):
     """One class run of every session (``python -m tools.grading``, what ``make grade`` runs).
 
-    The 20 random ids hand in the solutions, spread over the sessions (2 or 3 ids each); the
+    The 20 random ids, on the course's class list (seats 1 to 20, ``memkit.class_list``), hand
+    in the solutions, spread over the sessions (2 or 3 ids each); the
     blank release is handed in for every session, and so are, under the id ``copier``, the
     exit test's values of the first id of each session typed in (``simulate.shared_numbers``); ``snooper``'s
     answer tries to import the solutions' reference code. Each one's expected score is known
@@ -260,6 +262,7 @@ def round_trip(tmp_path_factory):
     tests for the copier's own numbers, full marks but the snooped question.
     """
     root = copy_course(tmp_path_factory.mktemp("round-trip"))
+    assert class_list.add(root / class_list.NAME, RANDOM_IDS) == nbcells.SEATS
     expected, graded_ids = {}, {session: [] for session in SESSIONS}
     for i, student in enumerate(RANDOM_IDS):
         graded_ids[SESSIONS[i % len(SESSIONS)]].append(student)
@@ -300,6 +303,8 @@ def round_trip(tmp_path_factory):
     seconds = time.monotonic() - started
     print(f"\nround trips: {len(expected)} submissions of {len(SESSIONS)} sessions in {seconds:.0f} s")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert f"class list: {len(RANDOM_IDS)} of {len(expected)} submission(s) by students with a seat" \
+        in result.stdout, result.stdout[-2000:]
     with open(root / "autograded" / "grading-report.csv") as fh:
         report = {(row["student"], row["assignment"]): row for row in csv.DictReader(fh)}
     return {
@@ -360,7 +365,7 @@ def test_the_kernel_cannot_import_the_reference_code(round_trip):
 
 def test_the_report_and_the_feedback_show_each_students_numbers(round_trip):
     """Issue 30: the report's numbers column and the feedback's set-up cell give the numbers
-    the grader drew for the id it knows."""
+    the grader drew for the id it knows, with the seat the class list gives it."""
     root = round_trip["root"]
     for session, students in round_trip["graded_ids"].items():
         for student in students + [COPIER]:
@@ -371,8 +376,11 @@ def test_the_report_and_the_feedback_show_each_students_numbers(round_trip):
                 numbers = nbcells.solved(path, student).numbers
                 assert f"{path.name}: {numbers.summary()}" in line, (student, session)
                 page = (root / "feedback" / student / session / f"{path.stem}.html").read_text()
-                assert f"Your numbers (student id &#39;{student}&#39;, set by the grader)" in page or \
-                    f"Your numbers (student id '{student}', set by the grader)" in page, (student, path.name)
+                page = page.replace("&#39;", "'")
+                seat = f"; seat {nbcells.SEATS[student]} on the class list" if student in nbcells.SEATS else ""
+                assert f"Your numbers (student id '{student}', set by the grader{seat})" in page, (
+                    student, path.name)
+                assert numbers.seat == nbcells.SEATS.get(student)
 
 
 # Run after an answer cell: every name the answer defined gets a wrong value of the same
@@ -542,6 +550,7 @@ def graded_class(tmp_path_factory):
     seconds = time.monotonic() - started
     print(f"\nclass of {len(made)} graded in {seconds:.0f} s")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "class list: none" in result.stdout  # no class list: each their own order
     with open(root / "autograded" / "grading-report.csv") as fh:
         report = {row["student"]: row for row in csv.DictReader(fh)}
     with open(root / "grades.csv") as fh:

@@ -3,12 +3,15 @@
 The draws depend on the course, notebook, question, name and student id only (any order,
 any machine); the id comes from the grader, the hub, the id file or the default, in that
 order, and one nbgrader could not take is refused with a clear message; options are shuffled
-per student with the key following; ``make check ID=...`` keeps the id.
+per student with the key following; ``make check ID=...`` keeps the id. A student with a seat
+on the class list sees a row of their block's Latin square: across any class, no letter is
+the key for more than ``ceil(n / k)`` of its ``n`` students.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import pathlib
 import subprocess
 import sys
@@ -28,6 +31,7 @@ def nowhere(tmp_path, monkeypatch):
     """No id from the environment; the id file in a folder of the test's own."""
     monkeypatch.delenv(variants.ENV, raising=False)
     monkeypatch.delenv(variants.HUB_ENV, raising=False)
+    monkeypatch.delenv(variants.SEAT_ENV, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     return tmp_path
 
@@ -188,3 +192,62 @@ def test_make_check_sets_the_id_once_and_says_whose_numbers(nowhere):
     forgotten = check("--forget-id")
     assert forgotten.returncode == 0 and "'self-study'" in forgotten.stdout
     assert "the default: set yours once with make check ID=<your id>" in checker.whose_numbers()
+
+
+@pytest.mark.parametrize("k", range(2, 9))
+def test_with_seats_no_letter_is_the_key_of_more_than_its_share_of_any_class(k):
+    """Issue 30: across the seats 1..n, each option is under each letter for at most
+    ceil(n / k) students (for n = 20 and k >= 2, at most half), whichever option is the key;
+    every order is a permutation, and two seats of one block never show an option under the
+    same letter (their keys' letters differ, whatever the key)."""
+    texts = [f"option {i}" for i in range(k)]
+    rows = [Numbers("session-3/exit-test", f"s{seat}", seat=seat).options("q1", texts)
+            for seat in range(1, 41)]
+    for n in range(1, 41):
+        for i in range(k):
+            counts = Counter(row.key(i) for row in rows[:n])
+            assert max(counts.values()) <= math.ceil(n / k), (n, i, counts)
+            if n == 20:
+                assert max(counts.values()) <= 10
+    for row in rows:
+        assert sorted(row.order) == list(range(k))
+        assert dict(row.shown())[row.key(0)] == "option 0"
+    for start in range(0, 40 - k + 1, k):
+        block = rows[start:start + k]
+        for j in range(k):
+            assert len({row.order[j] for row in block}) == k, (start, j)
+
+
+def test_a_seat_sets_the_order_and_the_id_the_numbers():
+    """Two students with one seat (two courses' lists) see one order; the numbers stay each
+    one's own. Orders of one seat differ between questions and notebooks, and between
+    blocks; without a seat the order is the id's own shuffle, as before."""
+    a, b = Numbers("session-2/exit-test", "alice", seat=3), Numbers("session-2/exit-test", "bob", seat=3)
+    texts = list("wxyz")
+    assert a.options("q5", texts).order == b.options("q5", texts).order
+    assert a.integer("q3", "d", 10, 10_000) != b.integer("q3", "d", 10, 10_000)
+    orders = {tuple(Numbers(nb, "alice", seat=seat).options(q, texts).order)
+              for nb in ("session-2/exit-test", "session-4/exit-test")
+              for q in ("q1", "q5") for seat in (3, 7, 11)}
+    assert len(orders) >= 6
+    free = Numbers("session-2/exit-test", "alice")
+    assert free.seat is None
+    assert free.options("q5", texts).order == sorted(
+        range(4), key=lambda i: variants.uniform("session-2/exit-test", "q5", "alice", f"option/{i}", 0))
+
+
+def test_the_seat_comes_from_the_environment_and_is_shown(nowhere, monkeypatch):
+    monkeypatch.setenv(variants.HUB_ENV, "mc-student1")
+    assert Numbers("session-1/exit-test").seat is None
+    monkeypatch.setenv(variants.SEAT_ENV, " 4 ")
+    n = Numbers("session-1/exit-test")
+    assert (n.student, n.seat) == ("mc-student1", 4)
+    n.options("q4", ["one", "two", "three"])
+    assert "seat 4 on the class list" in n.report().splitlines()[0]
+    assert n.summary().startswith("seat 4; ")
+    for bad in ("0", "-1", "x", "1.5", str(variants.MAX_SEAT + 1)):
+        monkeypatch.setenv(variants.SEAT_ENV, bad)
+        with pytest.raises(ValueError, match="not one of the class list's"):
+            Numbers("session-1/exit-test")
+    with pytest.raises(ValueError, match="given"):
+        Numbers("session-1/exit-test", "alice", seat=0)

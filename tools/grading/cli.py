@@ -40,7 +40,9 @@ message, not its traceback), the gradebook is compared with what the grader wrot
 (``tools.grading.gradebook_guard``: what anything else wrote is listed and undone), the grades
 are exported as CSV, a report (one line per submission: score, status, seconds,
 reasons, lateness) is written and a summary per assignment printed, with the pages of
-similar answers (``tools.grading.similarity``: for the instructor only). The statuses are
+similar answers (``tools.grading.similarity``: for the instructor only). A student on the
+course's class list (``class-list.csv``, ``memkit.class_list``) is graded with their seat,
+which sets the order of their options. The statuses are
 ``STATUSES``; folders whose name cannot be a student id are ``skipped``, with the reason.
 
 Stage: the command line (``python -m tools.grading``, ``make grade``). Depends on:
@@ -48,7 +50,7 @@ Stage: the command line (``python -m tools.grading``, ``make grade``). Depends o
 ``tools.grading.report``, ``tools.grading.settings``, ``tools.grading.cluster``,
 ``tools.grading.gradebook``, ``tools.grading.gradebook_guard``, ``tools.grading.lms`` (the
 LMS's import CSV), ``tools.grading.similarity`` (the pairs of alike answers),
-``tools.release.assignments``.
+``tools.release.assignments``, ``memkit.class_list`` (each student's seat).
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from memkit import class_list
 from tools.release import assignments as course
 from tools.grading import cluster, gradebook, gradebook_guard, similarity
 from tools.grading.collect import collect_zips
@@ -147,8 +150,13 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [a for a in which if a not in every]
     if unknown:
         parser.error(f"unknown assignment(s) {', '.join(unknown)}; known: {', '.join(every)}")
+    try:
+        seats = class_list.read(root / class_list.NAME)
+    except class_list.ClassListError as exc:
+        parser.error(f"{exc} (the class list gives each student their seat: memkit.class_list)")
     settings = Settings(
         root=root,
+        seats=seats,
         submitted=(args.submitted or root / "submitted").resolve(),
         db_url=args.db_url or default_db_url(root),
         cell_timeout=args.cell_timeout,
@@ -202,6 +210,11 @@ def main(argv: list[str] | None = None) -> int:
         print("Similar answers (for the instructor only, never released):")
         print("\n".join(similarity.summary_lines(alike)))
         print()
+    listed = sum(o.student in settings.seats for o in outcomes)
+    print(f"class list: {listed} of {len(outcomes)} submission(s) by students with a seat"
+          if settings.seats else
+          f"class list: none ({root / class_list.NAME}): each student's options in an order of "
+          "their own")
     print(f"grades: {csv_path}")
     if args.lms:
         from tools.grading.lms import EXPORTERS, export_lms

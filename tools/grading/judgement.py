@@ -155,7 +155,7 @@ def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> lis
         if source:
             verdicts = recheck.judge_apart(
                 source, recheck.read_exports(nb), staged.splits.get(name) or hidden.Split(),
-                memory_mb=settings.memory_mb, student=staged.student,
+                memory_mb=settings.memory_mb, student=staged.student, seat=staged.seat,
                 folder=settings.root / layout.SOURCE / staged.assignment)
         else:
             verdicts = recheck.Judgement(problem="the grader has no source of it")

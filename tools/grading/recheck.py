@@ -167,15 +167,19 @@ def __memcourse_export__(names, calls):
 '''
 
 
-def student_cell_source(student: str) -> str:
-    """The first cell the kernel runs: the student id the grader grades the notebook for,
-    where ``memkit.variants`` reads it (the set-up cell draws that student's numbers).
-    A student cell may change it afterwards; the grader's own check draws for this id."""
-    from memkit.variants import ENV, STUDENT_ID
+def student_cell_source(student: str, seat: int | None = None) -> str:
+    """The first cell the kernel runs: the student id the grader grades the notebook for
+    and the student's seat on the class list (none: not set), where ``memkit.variants``
+    reads them (the set-up cell draws that student's numbers, and its options their order).
+    A student cell may change them afterwards; the grader's own check draws for these."""
+    from memkit.variants import ENV, SEAT_ENV, STUDENT_ID, checked_seat
 
     if not STUDENT_ID.match(student):
         raise ValueError(f"not a student id: {student!r}")
-    return f"__import__('os').environ[{ENV!r}] = {student!r}"
+    env = "__import__('os').environ"
+    if seat is None:
+        return f"{env}[{ENV!r}] = {student!r}; {env}.pop({SEAT_ENV!r}, None)"
+    return f"{env}[{ENV!r}] = {student!r}; {env}[{SEAT_ENV!r}] = {str(checked_seat(seat, 'given'))!r}"
 
 
 def export_cell_source(names: list[str], calls: list[hidden.Call]) -> str:
@@ -405,6 +409,7 @@ def judge_apart(
     memory_mb: int = 4096,
     student: str | None = None,
     folder=None,
+    seat: int | None = None,
 ) -> Judgement:
     """``judge`` in a forked child of the grader, with a time and a memory limit.
 
@@ -414,18 +419,22 @@ def judge_apart(
     test of the notebook loses its points.
 
     ``student``: the id the set-up draws the numbers of (``memkit.variants``), the one the
-    grader knows, whatever the kernel drew. ``folder``: where the hidden tests import the
+    grader knows, whatever the kernel drew; ``seat``: that student's seat on the class list,
+    or None (the order of their options). ``folder``: where the hidden tests import the
     solutions' reference code from (``answer_key.py`` beside the source notebook).
     """
     warm(source_nb)
 
     def work():
-        from memkit.variants import ENV
+        from memkit.variants import ENV, SEAT_ENV
 
         if folder is not None:
             sys.path.insert(0, str(folder))
         if student is not None:
             os.environ[ENV] = student
+        os.environ.pop(SEAT_ENV, None)
+        if seat is not None:
+            os.environ[SEAT_ENV] = str(seat)
         return judge(source_nb, lines, split)
 
     found = hidden.run_apart(work, timeout, memory_mb)

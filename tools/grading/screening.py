@@ -66,12 +66,13 @@ def parse_notebook(text: str) -> tuple[dict | None, list[str]]:
 
 
 def screen(text: str, source: dict, release: dict, split: hidden.Split | None = None,
-           student: str | None = None) -> Screened:
+           student: str | None = None, seat: int | None = None) -> Screened:
     """Check a submitted notebook (its file text) against its source and release; repair it.
 
     ``split``: the calls of the source's tests (``tools.grading.hidden.discover``).
-    ``student``: the id the notebook is graded for; the kernel gets it first of all
-    (``recheck.student_cell_source``), so that its set-up draws that student's numbers.
+    ``student``: the id the notebook is graded for, and ``seat`` the student's seat on the
+    class list (or None); the kernel gets them first of all (``recheck.student_cell_source``),
+    so that its set-up draws that student's numbers and options.
     """
     data, upgraded = parse_notebook(text)
     if data is None:
@@ -163,7 +164,7 @@ def screen(text: str, source: dict, release: dict, split: hidden.Split | None = 
     # the student's id and the grader's exporter first, then each graded test cell preceded
     # by its export cell (tools.grading.recheck: the answers the test reads and the calls)
     if student is not None:
-        emit("code", recheck.student_cell_source(student), {}, recheck.STUDENT_CELL_ID, None)
+        emit("code", recheck.student_cell_source(student, seat), {}, recheck.STUDENT_CELL_ID, None)
     emit("code", recheck.EXPORTER, {}, f"{recheck.EXPORT_ID}-def", None)
     emit_extras(None)
     for gid in order:

@@ -27,6 +27,7 @@ class Settings:
     sandbox: str = "bwrap"  # "bwrap": every kernel in the sandbox (tools.grading.sandbox); "off"
     ledger: dict = field(default_factory=dict)  # the gradebook rows as the grader left them
     boxes: Path | None = None  # where the sandboxes' private folders go (removed at the end)
+    seats: dict = field(default_factory=dict)  # {student id: seat} (memkit.class_list)
 
 
 def submission_limit(settings: Settings) -> float:

@@ -44,6 +44,7 @@ class Staged:
     splits: dict = field(default_factory=dict)  # the calls of each source's tests (hidden)
     numbers: dict = field(default_factory=dict)  # the student's numbers, per notebook (judgement)
     timestamp: datetime.datetime | None = None  # when it was handed in (naive UTC)
+    seat: int | None = None  # the student's seat on the class list (memkit.class_list)
 
 
 def stage(
@@ -55,6 +56,7 @@ def stage(
     ``splits``: the calls of each source notebook's tests (``tools.grading.hidden``)."""
     started = time.monotonic()
     folder = settings.submitted / student / assignment
+    seat = settings.seats.get(student)
     reasons: list[str] = []
     screened: dict[str, Screened] = {}
     listing = dict(files.entries(folder))
@@ -73,7 +75,7 @@ def stage(
             continue
         try:
             result = screen(raw.decode("utf-8", errors="replace"), sources[name],
-                            releases[name], (splits or {}).get(name), student)
+                            releases[name], (splits or {}).get(name), student, seat)
         except Exception as exc:  # noqa: BLE001 - whatever it holds, it is this notebook's
             reasons.append(f"{name}: not a notebook (it cannot be screened: "
                            f"{type(exc).__name__}): scored 0")
@@ -104,7 +106,7 @@ def stage(
         total += size
     staged = Staged(
         assignment, student, folder, screened, reasons, bool(screened), sources=sources,
-        files=kept, splits=dict(splits or {}), timestamp=timestamp,
+        files=kept, splits=dict(splits or {}), timestamp=timestamp, seat=seat,
     )
     staged.screen_seconds = time.monotonic() - started
     return staged
