@@ -16,7 +16,7 @@ SYSTEM_PACKAGES := texlive-xetex texlive-latex-recommended texlive-latex-extra \
 	texlive-fonts-recommended latexmk xindy fonts-freefont-otf fonts-dejavu-core \
 	poppler-utils chromium bubblewrap postgresql python3-venv
 
-.PHONY: help setup system-deps mathjax book pdf test lab bench clean check assignments grade export \
+.PHONY: help setup system-deps mathjax book pdf test lab bench clean check class-list assignments grade export \
 	hub hub-stop publish
 
 help:
@@ -25,6 +25,7 @@ help:
 	@echo "make test   run every test, the book build included"
 	@echo "make lab    open JupyterLab; chapters open as notebooks, widgets are live (ROLE=instructor)"
 	@echo "make check  run the visible tests of your notebooks (NB=exercises/session-3/exit-test.ipynb; ID=alice sets your student id)"
+	@echo "make class-list  every student's seat (ADD=\"alice bob\" seats new students)"
 	@echo "make assignments  regenerate exercises/ and the session pages from solutions/"
 	@echo "make grade  autograde submitted/ (ASSIGNMENTS=, SUBMITTED=, ZIP=, TIMEOUT=, JOBS=, SCHEDULER=, LMS= ROSTER=)"
 	@echo "make export LMS=canvas|moodle ROSTER=roster.csv  the grades as the LMS's import CSV"
@@ -92,6 +93,11 @@ lab: $(STAMP)
 # (the exit tests draw your own numbers from it), then stops.
 check: $(STAMP)
 	$(BIN)/python -m tools.lab.check $(if $(ID),--id $(ID),$(NB))
+
+# The class list (class-list.csv): ADD="alice bob" gives new students the next seats (the
+# order of their options, balanced over the class); without ADD, every student's seat.
+class-list: $(STAMP)
+	$(BIN)/python -m memkit.class_list $(if $(ADD),add $(ADD),show)
 
 # exercises/ (nbgrader's release) and book/session-N.md, generated from solutions/
 assignments: $(STAMP)

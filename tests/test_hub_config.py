@@ -123,6 +123,26 @@ def test_local_hub_config_roles_and_address():
     assert seen["ann"]["MEMCOURSE_EXCHANGE_FOUND"] == "1"
 
 
+def test_a_student_on_the_class_list_gets_their_seat(tmp_path):
+    """Issue 30: the hub gives a student of the class list their seat (which orders their
+    options as the grader will); a student not on it, and the instructor, get none; a list
+    that cannot be read stops the spawn with its error, not a seatless server."""
+    listed = tmp_path / "class-list.csv"
+    listed.write_text("seat,student\n1,ann\n2,prof\n5,bea\n")
+    c = hub_config(MEMCOURSE_HUB_INSTRUCTORS="prof", MEMCOURSE_HUB_CLASS_LIST=str(listed))
+    seats = {}
+    for name in ("ann", "bea", "cid", "prof"):
+        spawner = types.SimpleNamespace(user=types.SimpleNamespace(name=name), environment={})
+        c.Spawner.pre_spawn_hook(spawner)
+        seats[name] = spawner.environment.get("MEMCOURSE_SEAT")
+    assert seats == {"ann": "1", "bea": "5", "cid": None, "prof": None}
+    listed.write_text("seat,student\n1,ann\n1,bea\n")
+    spawner = types.SimpleNamespace(user=types.SimpleNamespace(name="ann"), environment={})
+    with pytest.raises(ValueError, match="line 3: seat 1 is taken"):
+        c.Spawner.pre_spawn_hook(spawner)
+    assert local.environment(local.Hub())["MEMCOURSE_HUB_CLASS_LIST"].endswith("/class-list.csv")
+
+
 def test_the_hub_finds_the_proxy_the_course_started():
     """The proxy is started by tools/hub/local.py, not by the hub (whose own wait for node
     is 10 s), and the hub reaches its API with the token both are given."""

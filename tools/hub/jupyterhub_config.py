@@ -76,6 +76,9 @@ def role_of(name: str) -> str:
 
 
 COURSE_REPO = env("MEMCOURSE_HUB_COURSE_REPO", "")  # the course the students pull
+# the instructor's class list (memkit.class_list): a student on it gets their seat, which
+# orders their options as the grader will (read at each spawn: a student added is seated)
+CLASS_LIST = env("MEMCOURSE_HUB_CLASS_LIST", "")
 
 
 def course_page(repo: str) -> str:
@@ -105,6 +108,12 @@ def course_lab(spawner) -> None:
         "MEMCOURSE_EXCHANGE_FOUND": "1",
         "MEMCOURSE_EXCHANGE": EXCHANGE,
     })
+    if role == "student" and CLASS_LIST:
+        from memkit import class_list, variants
+
+        seat = class_list.read(CLASS_LIST).get(spawner.user.name)  # a broken list: no spawn
+        if seat is not None:
+            spawner.environment[variants.SEAT_ENV] = str(seat)
 
 
 c.Spawner.pre_spawn_hook = course_lab

@@ -21,7 +21,8 @@
    printed), homes of mode 700, and each user's ``~/.jupyter/nbgrader_config.py`` naming
    the exchange and the course (``memcourse``); the instructor gets the course folder
    ``~/memcourse`` (a copy of the course's tracked files, ``.venv`` linked to the users'
-   environment, so ``make grade`` works there); the students' nbgrader fetches into
+   environment, so ``make grade`` works there), whose class list (``class-list.csv``,
+   ``memkit.class_list``) gives each new student the next seat; the students' nbgrader fetches into
    ``~/memcourse/exercises/session-N``, and their ``~/.gitconfig`` trusts the course's
    repository;
    **the course's repository** (``tools.hub.course_repo``): ``/srv/memcourse/public/memcourse``,
@@ -62,6 +63,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from memkit import class_list
 from tools import ROOT
 from tools.hub import course_repo, exchange, processes
 from tools.hub.processes import free_port, port_free, running_pid
@@ -268,6 +270,9 @@ def ensure_users(hub: Hub) -> dict[str, str]:
     secrets_file.write_text(json.dumps(passwords, indent=1) + "\n")
     os.chmod(secrets_file, 0o600)
     ensure_course(hub)
+    listed = hub.course_dir() / class_list.NAME  # each student's seat, before their first login
+    class_list.add(listed, hub.student_names)
+    _as_user(hub.instructor, listed)
     return passwords
 
 
@@ -385,9 +390,17 @@ def environment(hub: Hub) -> dict:
         "MEMCOURSE_HUB_USERS": ",".join([hub.instructor] + hub.student_names),
         "MEMCOURSE_EXCHANGE": str(hub.exchange),
         "MEMCOURSE_HUB_COURSE_REPO": course_repo.url(hub.public),  # the students' git-pull
+        "MEMCOURSE_HUB_CLASS_LIST": str(_class_list_path(hub)),  # each student's seat
     })
     env.update(hub.extra_env)
     return env
+
+
+def _class_list_path(hub: Hub) -> Path:
+    try:
+        return hub.course_dir() / class_list.NAME
+    except KeyError:  # no instructor yet (the environment of a hub not installed)
+        return Path("/nonexistent") / class_list.NAME
 
 
 def start(hub: Hub, ready_timeout: float = 120) -> subprocess.Popen:
