@@ -12,13 +12,15 @@ A student's seat is a whole number from 1 (``memkit.variants.MAX_SEAT`` at most)
 id is the one nbgrader files their work under (the hub user). The hub gives each student on
 the list their seat (``MEMCOURSE_SEAT``) and so does the grader for each submission; with it
 the options of a multiple-choice question come in an order drawn for the seat's block of
-the class (``memkit.variants.Numbers.options``), so that no letter is the key for more than
-about ``1/k`` of the class. A seat stays the student's for the term: a new student is added
+the class (``memkit.variants.Numbers.options``), so that no letter is the key of a ``k``-option
+question for more than ``ceil(n / k)`` of ``n`` seated students. A seat stays the student's for the term: a new student is added
 at the end (``add``), and a student who leaves keeps their line, or leaves a gap; changing
 a seat changes the letters that student sees.
 
-The file is the instructor's, but read as if it were anyone's: bounded, every line checked,
-an error names the line.
+The file is the instructor's, but read as if it were anyone's, since the hub reads and
+writes it as root in the instructor's folder: a regular file only (no link followed, no FIFO
+waited on), bounded, every line checked, an error naming the line; written to a new file
+(never through a link planted in its place) renamed over the old one.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -42,16 +45,35 @@ class ClassListError(ValueError):
     """A class list that cannot be used, with the line at fault."""
 
 
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of the regular file ``path`` (None: there is none), at most ``MAX_BYTES``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:  # ELOOP: a link, which is not followed
+        raise ClassListError(f"{path}: cannot be read ({exc.strerror}; a link is not followed)") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ClassListError(f"{path}: not a regular file")
+        chunks, size = [], 0
+        while size <= MAX_BYTES:
+            chunk = os.read(fd, min(1 << 20, MAX_BYTES + 1 - size))
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            size += len(chunk)
+        raise ClassListError(f"{path}: larger than {MAX_BYTES // 1024**2} MB")
+    finally:
+        os.close(fd)
+
+
 def read(path: str | os.PathLike) -> dict[str, int]:
     """{student id: seat} of the class list at ``path`` ({} where there is none)."""
     path = Path(path)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
-    except FileNotFoundError:
+    raw = _read_regular(path)
+    if raw is None:
         return {}
-    if len(raw) > MAX_BYTES:
-        raise ClassListError(f"{path}: larger than {MAX_BYTES // 1024**2} MB")
     rows = list(csv.reader(io.StringIO(raw.decode("utf-8-sig", errors="replace"))))
     if not rows or [c.strip().lower() for c in rows[0]] != HEADER:
         raise ClassListError(f"{path}, line 1: the header must be {','.join(HEADER)}")
@@ -94,7 +116,9 @@ def add(path: str | os.PathLike, students) -> dict[str, int]:
         return added
     rows = sorted({**seats, **added}.items(), key=lambda item: item[1])
     fresh = path.with_name(path.name + ".new")
-    with open(fresh, "w", encoding="utf-8", newline="") as fh:
+    fresh.unlink(missing_ok=True)  # whatever was left there (a link is removed, not followed)
+    fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with open(fd, "w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(HEADER)
         writer.writerows((seat, student) for student, seat in rows)

@@ -27,14 +27,15 @@ The student id (``student``) is the first found of
 A student who sets another id gets another student's questions: the grader grades a
 submission against the id it files it under, whatever the kernel drew.
 
-**The class's seats.** A student on the instructor's class list (``tools.grading.class_list``)
-has a seat there, ``MEMCOURSE_SEAT`` (1, 2, ...: set by the hub for its user and by the grader
+**The class's seats.** A student on the instructor's class list (``memkit.class_list``) has
+a seat there, ``MEMCOURSE_SEAT`` (1, 2, ...: set by the hub for its user and by the grader
 for each submission). With a seat, the order of a question's options is a row of a Latin
 square the class shares: each block of ``k`` seats (``k`` options) sees every option under
 every letter once, so across the seats 1 to ``n`` no letter is the key of a question for
-more than ``ceil(n / k)`` students (never more than half of a class of two or more, but for an
-odd class and two options), and two students of one block never share a key's letter. Without a seat (self-study, or a student
-the list does not hold) each student's order is a shuffle of their own, drawn from the id.
+more than ``ceil(n / k)`` students (never more than half of a class of two or more, but for
+an odd class and two options), and two students of one block never share a key's letter.
+Without a seat (self-study, or a student the list does not hold) each student's order is a
+shuffle of their own, drawn from the id.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ seats (a seat, once given, is kept), and its command line says what it did.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -54,6 +55,29 @@ def test_a_huge_list_is_refused_without_reading_it_whole(tmp_path):
         fh.truncate(class_list.MAX_BYTES + 10)
     with pytest.raises(ClassListError, match="larger than"):
         class_list.read(path)
+
+
+def test_no_link_is_followed_and_no_fifo_waited_on(tmp_path):
+    """The hub reads and writes the list as root in the instructor's folder: a link put in
+    its place is refused, not followed, and so is a FIFO (which would stall the hub's
+    spawn); a link planted as the new file is removed, and its target left as it was."""
+    secret = tmp_path / "secret"
+    secret.write_text("seat,student\n1,alice\n")
+    path = tmp_path / class_list.NAME
+    path.symlink_to(secret)
+    with pytest.raises(ClassListError, match="a link is not followed"):
+        class_list.read(path)
+    with pytest.raises(ClassListError):
+        class_list.add(path, ["bob"])
+    path.unlink()
+    os.mkfifo(path)
+    with pytest.raises(ClassListError, match="not a regular file"):
+        class_list.read(path)
+    path.unlink()
+    path.with_name(path.name + ".new").symlink_to(secret)
+    assert class_list.add(path, ["bob"]) == {"bob": 1}
+    assert secret.read_text() == "seat,student\n1,alice\n" and not path.is_symlink()
+    assert class_list.read(path) == {"bob": 1}
 
 
 def test_an_id_that_cannot_be_a_student_is_not_added(tmp_path):

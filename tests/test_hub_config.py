@@ -123,8 +123,8 @@ def test_local_hub_config_roles_and_address():
     assert seen["ann"]["MEMCOURSE_EXCHANGE_FOUND"] == "1"
 
 
-def test_a_student_on_the_class_list_gets_their_seat(tmp_path):
-    """Issue 30: the hub gives a student of the class list their seat (which orders their
+def test_a_student_on_the_class_list_gets_their_seat(tmp_path, monkeypatch):
+    """Issue 30: `make hub` names the instructor's class list to the hub; the hub gives a student of the class list their seat (which orders their
     options as the grader will); a student not on it, and the instructor, get none; a list
     that cannot be read stops the spawn with its error, not a seatless server."""
     listed = tmp_path / "class-list.csv"
@@ -140,7 +140,11 @@ def test_a_student_on_the_class_list_gets_their_seat(tmp_path):
     spawner = types.SimpleNamespace(user=types.SimpleNamespace(name="ann"), environment={})
     with pytest.raises(ValueError, match="line 3: seat 1 is taken"):
         c.Spawner.pre_spawn_hook(spawner)
-    assert local.environment(local.Hub())["MEMCOURSE_HUB_CLASS_LIST"].endswith("/class-list.csv")
+    assert local.environment(local.Hub(users="nobody-here-"))["MEMCOURSE_HUB_CLASS_LIST"] == ""
+    monkeypatch.setattr(local, "_exists", lambda user: True)
+    monkeypatch.setattr(local.Hub, "course_dir", lambda hub: tmp_path / "memcourse")
+    assert local.environment(local.Hub())["MEMCOURSE_HUB_CLASS_LIST"] == str(
+        tmp_path / "memcourse" / "class-list.csv")
 
 
 def test_the_hub_finds_the_proxy_the_course_started():

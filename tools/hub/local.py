@@ -271,8 +271,9 @@ def ensure_users(hub: Hub) -> dict[str, str]:
     os.chmod(secrets_file, 0o600)
     ensure_course(hub)
     listed = hub.course_dir() / class_list.NAME  # each student's seat, before their first login
-    class_list.add(listed, hub.student_names)
-    _as_user(hub.instructor, listed)
+    class_list.add(listed, hub.student_names)  # a regular file only: no link followed as root
+    entry = pwd.getpwnam(hub.instructor)
+    os.chown(listed, entry.pw_uid, entry.pw_gid, follow_symlinks=False)
     return passwords
 
 
@@ -390,17 +391,11 @@ def environment(hub: Hub) -> dict:
         "MEMCOURSE_HUB_USERS": ",".join([hub.instructor] + hub.student_names),
         "MEMCOURSE_EXCHANGE": str(hub.exchange),
         "MEMCOURSE_HUB_COURSE_REPO": course_repo.url(hub.public),  # the students' git-pull
-        "MEMCOURSE_HUB_CLASS_LIST": str(_class_list_path(hub)),  # each student's seat
+        # each student's seat (none before the instructor exists: `start` comes after it)
+        "MEMCOURSE_HUB_CLASS_LIST": str(hub.course_dir() / class_list.NAME) if _exists(hub.instructor) else "",
     })
     env.update(hub.extra_env)
     return env
-
-
-def _class_list_path(hub: Hub) -> Path:
-    try:
-        return hub.course_dir() / class_list.NAME
-    except KeyError:  # no instructor yet (the environment of a hub not installed)
-        return Path("/nonexistent") / class_list.NAME
 
 
 def start(hub: Hub, ready_timeout: float = 120) -> subprocess.Popen:
