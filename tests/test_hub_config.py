@@ -124,9 +124,10 @@ def test_local_hub_config_roles_and_address():
 
 
 def test_a_student_on_the_class_list_gets_their_seat(tmp_path, monkeypatch):
-    """Issue 30: `make hub` names the instructor's class list to the hub; the hub gives a student of the class list their seat (which orders their
-    options as the grader will); a student not on it, and the instructor, get none; a list
-    that cannot be read stops the spawn with its error, not a seatless server."""
+    """Issue 30: `make hub` names the instructor's class list to the hub, which gives a
+    student of the list their seat (which orders their options as the grader will); a
+    student not on it, and the instructor, get none; a list that cannot be read stops the
+    spawn with its error, not a seatless server."""
     listed = tmp_path / "class-list.csv"
     listed.write_text("seat,student\n1,ann\n2,prof\n5,bea\n")
     c = hub_config(MEMCOURSE_HUB_INSTRUCTORS="prof", MEMCOURSE_HUB_CLASS_LIST=str(listed))
