@@ -172,19 +172,28 @@ RENDERED_MARKDOWN = """async (id) => {
   return out;
 }"""
 
-FIGURES = """(id) => {
+# every figure cell scrolled into view and waited on (up to 30 s each on a loaded machine)
+# until its widget's picture is decoded: a kernel gone idle has sent the widget, but the
+# page draws it later, and only once the cell is near the viewport
+FIGURES = """async (id) => {
   const widget = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.id === id);
-  return widget.content.widgets.map((cell, index) => ({index, cell}))
-    .filter(({cell}) => cell.model.type === 'code' && /figures\\.get\\(/.test(cell.model.sharedModel.getSource()))
-    .map(({cell, index}) => {
-      const source = cell.model.sharedModel.getSource().trim().split('\\n');
-      const img = cell.node.querySelector('.jp-OutputArea .widget-image');
-      return {index, last: source[source.length - 1], image: !!img,
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  const out = [];
+  for (const [index, cell] of widget.content.widgets.entries()) {
+    if (cell.model.type !== 'code' || !/figures\\.get\\(/.test(cell.model.sharedModel.getSource())) continue;
+    cell.node.scrollIntoView({block: 'center'});
+    const picture = () => cell.node.querySelector('.jp-OutputArea .widget-image');
+    for (let i = 0; i < 300 && !(picture() && picture().complete && picture().naturalWidth); i++)
+      await sleep(100);
+    const img = picture();
+    const source = cell.model.sharedModel.getSource().trim().split('\\n');
+    out.push({index, last: source[source.length - 1], image: !!img,
               sliders: cell.node.querySelectorAll('.jp-OutputArea .noUi-handle').length,
               toggles: cell.node.querySelectorAll('.jp-OutputArea .widget-toggle-buttons').length,
               width: img ? img.getBoundingClientRect().width : 0,
-              natural: img ? img.naturalWidth : 0};
-    });
+              natural: img ? img.naturalWidth : 0});
+  }
+  return out;
 }"""
 
 # arm a watch on one figure's picture: the time from the next key press to the new picture
