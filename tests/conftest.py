@@ -1,5 +1,13 @@
 """Shared fixtures: the HTML book is built once a session, for every test that reads it, and
-served on 127.0.0.1 for the tests that open it in a browser."""
+served on 127.0.0.1 for the tests that open it in a browser.
+
+The suite runs on every core (pytest-xdist, ``-n auto`` in pyproject.toml), in groups that
+one worker runs whole (``--dist loadgroup``): each test module is a group of its own (its
+module fixtures, a graded class or a hub, are made once), except the modules that read the
+built book, which share one group (one build of _build/html a session), and the modules
+marked ``xdist_group("lab")``, which start the course's lab or write its configuration in
+_build/lab (tools/lab/launch.py). ``pytest -n 0`` runs everything in one process.
+"""
 
 import os
 import pathlib
@@ -14,6 +22,17 @@ matplotlib.use("Agg")
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 JB = pathlib.Path(sys.executable).with_name("jupyter-book")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The group of each test (see above): "book" for every test of a module that has one
+    test using ``built_book``, its own module's otherwise, unless the module names one."""
+    book = {item.module.__name__ for item in items if "built_book" in item.fixturenames}
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        name = item.module.__name__
+        item.add_marker(pytest.mark.xdist_group("book" if name in book else name))
 
 
 @pytest.fixture(scope="session")

@@ -54,6 +54,9 @@ from tools.hub import local as course_hub
 from tools.hub import processes as hub_processes
 from tools.lab import browser as lab_browser
 
+# one worker runs every module that starts the course's lab or writes its config (conftest.py)
+pytestmark = pytest.mark.xdist_group("lab")
+
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "_build" / "screenshots"
 KEPT = ROOT / "_build" / "hub-test"  # the grading log, submissions, feedback of the last run

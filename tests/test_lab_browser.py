@@ -28,6 +28,9 @@ from tools.lab import browser as lab_browser
 from tools.book.toc import toc_files
 from tools.lab.browser import ERRORS, FIGURES, OPEN_AND_RUN, RENDERED_MARKDOWN, ROOT, SAVE_AND_CLOSE
 
+# one worker runs every module that starts the course's lab or writes its config (conftest.py)
+pytestmark = pytest.mark.xdist_group("lab")
+
 SHOTS = ROOT / "_build" / "screenshots"
 SCREENSHOT_CHAPTER = "book/ch03-outer-product-memory.md"
 ASSIGNMENT = "exercises/session-3/exit-test.ipynb"

@@ -13,6 +13,9 @@ from jupyterlab_server.settings_utils import _get_overrides
 
 from tools.lab import contents, launch
 
+# one worker runs every module that starts the course's lab or writes its config (conftest.py)
+pytestmark = pytest.mark.xdist_group("lab")
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "book").glob("*.md"))
 
