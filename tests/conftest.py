@@ -24,15 +24,27 @@ HTML = ROOT / "_build" / "html"
 JB = pathlib.Path(sys.executable).with_name("jupyter-book")
 
 
+# the groups that take longest (``pytest -n 0 --durations=0``), longest first: each starts
+# as early as a worker is free (``--no-loadscope-reorder``), so that no long one starts last
+LONGEST_FIRST = ["book", "lab", "test_assignments", "test_grading_sandbox", "test_pdf",
+                 "test_grading_cluster", "test_lateness"]
+
+
 def pytest_collection_modifyitems(config, items):
     """The group of each test (see above): "book" for every test of a module that has one
-    test using ``built_book``, its own module's otherwise, unless the module names one."""
+    test using ``built_book``, its own module's otherwise, unless the module names one;
+    the tests of the groups of ``LONGEST_FIRST`` moved ahead, in its order."""
     book = {item.module.__name__ for item in items if "built_book" in item.fixturenames}
+    groups = {}
     for item in items:
-        if item.get_closest_marker("xdist_group") is not None:
-            continue
-        name = item.module.__name__
-        item.add_marker(pytest.mark.xdist_group("book" if name in book else name))
+        marker = item.get_closest_marker("xdist_group")
+        if marker is None:
+            name = item.module.__name__
+            marker = pytest.mark.xdist_group("book" if name in book else name)
+            item.add_marker(marker)
+        groups[item.nodeid] = marker.args[0] if marker.args else marker.kwargs["name"]
+    rank = {group: i for i, group in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(groups[item.nodeid], len(rank)))
 
 
 @pytest.fixture(scope="session")
