@@ -793,7 +793,7 @@ def test_a_chapter_opens_from_the_books_launch_link_and_its_figures_run(loop):
     assert f"urlpath=lab/tree/{COURSE}/{CHAPTER}" in launched["href"]
     assert launched["opened"]["factory"] == "Jupytext Notebook"
     assert launched["errors"] == [], launched["errors"]
-    assert launched["figures"] and all(f["image"] for f in launched["figures"]), launched
+    assert launched["figures"] and all(f["image"] and f["natural"] > 0 for f in launched["figures"]), launched
 
 
 def test_a_correction_reaches_the_student_without_losing_their_edit(loop):
