@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 
 import pytest
 
 from test_browser import PAGES, ROOT, SHOTS, refresh_target
+from tools import npm
 from tools.book import browser as book_browser
 
 AXE = ROOT / "tests" / "axe"
@@ -74,9 +74,6 @@ AUDIT = """async (rules) => {
 @pytest.fixture(scope="module")
 def axe_script() -> str:
     """axe-core's script, installed as the lockfile pins it (once; again when it changes)."""
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.fail("npm is missing: run `make system-deps` (as root) first")
     lock = (AXE / "package-lock.json").read_text()
     script = INSTALLED / "node_modules" / "axe-core" / "axe.min.js"
     if not script.exists() or (INSTALLED / "package-lock.json").read_text() != lock:
@@ -84,8 +81,7 @@ def axe_script() -> str:
         INSTALLED.mkdir(parents=True)
         for name in ("package.json", "package-lock.json"):
             shutil.copy(AXE / name, INSTALLED / name)
-        done = subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
-                              cwd=INSTALLED, capture_output=True, text=True, check=False)
+        done = npm(["ci", "--ignore-scripts", "--no-audit", "--no-fund"], INSTALLED)
         assert done.returncode == 0 and script.exists(), done.stdout + done.stderr
     pinned = json.loads(lock)["packages"]["node_modules/axe-core"]["version"]
     installed = json.loads((INSTALLED / "node_modules/axe-core/package.json").read_text())

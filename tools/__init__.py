@@ -23,3 +23,30 @@ from pathlib import Path
 
 #: the course's folder: the repository root, which holds tools/, book/, solutions/ ...
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def npm(args: list[str], cwd: Path, attempts: int = 3):
+    """Run ``npm *args`` in ``cwd`` with a cache of its own, and again when it fails.
+
+    Each try starts from an empty ``cwd/node_modules`` and ``cwd/.npm-cache``: npm's shared
+    cache (~/.npm) is written by every npm on the machine, and a tarball read from it
+    corrupted once made ``npm ci`` retry into a folder it had just removed (CI, stop 35).
+    Returns the last try's ``subprocess.CompletedProcess`` (output captured); the caller
+    checks it. Raises SystemExit when npm is not installed.
+    """
+    import shutil
+    import subprocess
+
+    exe = shutil.which("npm")
+    if exe is None:
+        raise SystemExit("npm is missing: run `make system-deps` (as root) first")
+    cwd = Path(cwd)
+    for _ in range(attempts):
+        for stale in (cwd / "node_modules", cwd / ".npm-cache"):
+            shutil.rmtree(stale, ignore_errors=True)
+        done = subprocess.run([exe, *args, "--cache", str(cwd / ".npm-cache")], cwd=cwd,
+                              capture_output=True, text=True, check=False)
+        if done.returncode == 0:
+            break
+    shutil.rmtree(cwd / ".npm-cache", ignore_errors=True)
+    return done

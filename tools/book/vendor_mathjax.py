@@ -17,11 +17,10 @@ from __future__ import annotations
 import argparse
 import pathlib
 import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
-from tools import ROOT
+from tools import ROOT, npm
 
 VERSION = "3.2.2"
 DEST = ROOT / "_build" / "offline" / "mathjax"
@@ -92,20 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     dest = parser.parse_args(argv).dest.resolve()
     if in_place(dest):
         return 0
-    npm = shutil.which("npm")
-    if npm is None:
-        raise SystemExit(
-            "vendor_mathjax: npm is needed to fetch MathJax from the npm registry "
-            "(install Node.js and npm, e.g. Debian's nodejs and npm packages)"
-        )
     with tempfile.TemporaryDirectory() as tmp:
-        result = subprocess.run(
-            [npm, "pack", f"mathjax@{VERSION}", "--silent"],
-            cwd=tmp,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        result = npm(["pack", f"mathjax@{VERSION}", "--silent"], pathlib.Path(tmp))
         archives = sorted(pathlib.Path(tmp).glob("mathjax-*.tgz"))
         if result.returncode != 0 or not archives:
             raise SystemExit(f"vendor_mathjax: npm pack mathjax@{VERSION} failed:\n{result.stderr}")

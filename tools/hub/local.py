@@ -64,7 +64,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from memkit import class_list
-from tools import ROOT
+from tools import ROOT, npm
 from tools.hub import course_repo, exchange, processes
 from tools.hub.processes import free_port, port_free, running_pid
 
@@ -153,12 +153,12 @@ class Hub:
 def ensure_proxy(hub: Hub) -> None:
     if hub.proxy.exists():
         return
-    if not shutil.which("npm"):
-        raise SystemExit("npm is missing: run `make system-deps` (as root) first")
     say(f"installing {PROXY_PACKAGE} (npm) into {hub.prefix / 'node'}")
     (hub.prefix / "node").mkdir(parents=True, exist_ok=True)
-    subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--silent",
-                    "--prefix", str(hub.prefix / "node"), PROXY_PACKAGE], check=True)
+    done = npm(["install", "--no-audit", "--no-fund", "--silent",
+                "--prefix", str(hub.prefix / "node"), PROXY_PACKAGE], hub.prefix / "node")
+    if done.returncode != 0 or not hub.proxy.exists():
+        raise SystemExit(f"installing {PROXY_PACKAGE} failed:\n{done.stdout}{done.stderr}")
 
 
 # -- 2. the users' environment -----------------------------------------------------
