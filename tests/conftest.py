@@ -30,10 +30,15 @@ LONGEST_FIRST = ["book", "lab", "test_assignments", "test_grading_sandbox", "tes
                  "test_grading_cluster", "test_lateness"]
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """The group of each test (see above): "book" for every test of a module that has one
     test using ``built_book``, its own module's otherwise, unless the module names one;
-    the tests of the groups of ``LONGEST_FIRST`` moved ahead, in its order."""
+    the tests of the groups of ``LONGEST_FIRST`` moved ahead, in its order.
+
+    First of the hooks: xdist's own (on each worker) reads the groups' marks to name each
+    test's group; run after it, the marks set here were never read, every test was a group
+    of its own, and two workers built the PDF at once into one folder (CI, 2026-12-03)."""
     book = {item.module.__name__ for item in items if "built_book" in item.fixturenames}
     groups = {}
     for item in items:
