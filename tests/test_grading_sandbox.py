@@ -909,3 +909,23 @@ def test_the_feedback_runs_no_script_and_reads_without_javascript(attacked_class
                 context.close()
         finally:
             browser.close()
+
+
+def test_a_kernel_that_claims_results_scores_by_the_graders_check_alone(attacked_class):
+    """A hook that publishes a result and an error before each test cell (nbgrader would
+    read the result as partial credit) gains nothing: a blank notebook scores 0, wrong
+    answers no more than without it, and no claimed output is left in a test cell."""
+    report = attacked_class["report"]
+    assert float(report["result-hook"]["score"]) == 0.0, report["result-hook"]
+    assert float(attacked_class["grades"]["result-hook"]["score"]) == 0.0
+    assert float(report["result-hook-wrong"]["score"]) <= score(attacked_class, "wrong")
+    for kind in ("result-hook", "result-hook-wrong"):
+        path = attacked_class["root"] / "autograded" / kind / FIRST / NAME
+        if kind == "result-hook" and not path.exists():
+            continue  # nothing answered: not run at all
+        nb = load(path)
+        for cell in nb["cells"]:
+            if hidden.is_test(cell):
+                kinds = [o.get("output_type") for o in cell.get("outputs", [])]
+                assert "execute_result" not in kinds, (kind, cell.get("outputs"))
+                assert all(o.get("ename") != "Claimed" for o in cell.get("outputs", []))

@@ -2,15 +2,17 @@
 
 Scores come from the gradebook (``scores``; ``record_zero`` for a submission nothing could
 run); reasons from the autograded notebooks (cells that overran or printed without end,
-``scan_autograded``); the grader's own check of each test (``apply_judgement``,
-``tools.grading.recheck``) withdraws the points of a test that passed in the student's kernel only.
+``scan_autograded``); each test cell's points from the grader's own check of it alone
+(``apply_judgement``, ``tools.grading.recheck``), never from what the kernel attached to it.
 ``finish`` puts it together as an ``Outcome`` with its status, and the late penalty of the
 score that is left (``tools.grading.lateness.settle``).
 
 Depends on: ``tools.grading.outcome``, ``tools.grading.staging``,
 ``tools.grading.settings``, ``tools.grading.cells``, ``tools.grading.recheck``, ``tools.grading.hidden``,
 ``tools.grading.gradebook``, ``tools.grading.sanitize`` (the autograded notebooks cleaned),
-``tools.grading.lateness``, ``tools.release.layout`` (where the solutions' reference code is).
+``tools.grading.lateness``, ``tools.release.layout`` (where the solutions' reference code is),
+``tools.common.text`` (like reasons counted past the first few),
+``tools.grading.item_analysis`` (the letters of the multiple-choice answers, kept for it).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import os
 import shutil
 from pathlib import Path
 
-from tools.grading import gradebook, hidden, lateness, recheck
+from tools.common.text import counted
+from tools.grading import gradebook, hidden, item_analysis, lateness, recheck
 from tools.release import layout
 from tools.grading.cells import TRUNCATED, cell_meta, cell_text, read_nb
 from tools.grading.outcome import Outcome, status_of
@@ -56,20 +59,21 @@ def scan_autograded(folder: Path, cell_timeout: int) -> list[str]:
     reasons = []
     for path in sorted(folder.glob("*.ipynb")):
         nb = read_nb(path)
+        slow, endless = [], []
         for index, cell in enumerate(nb.get("cells", [])):
             where = cell_meta(cell).get("grade_id") or f"cell {index + 1}"
             outputs = cell.get("outputs", [])
             names = {o.get("ename") for o in outputs if o.get("output_type") == "error"}
             if "CellTimeoutError" in names:
-                reasons.append(
-                    f"{path.name}: {where} ran longer than {cell_timeout} s: interrupted"
-                )
+                slow.append(f"{path.name}: {where} ran longer than {cell_timeout} s: interrupted")
             if any(
                 TRUNCATED in cell_text({"source": o.get("text", "")})
                 for o in outputs
                 if o.get("output_type") == "stream"
             ):
-                reasons.append(f"{path.name}: {where} printed without end: output cut")
+                endless.append(f"{path.name}: {where} printed without end: output cut")
+        reasons += counted(slow, f"cells of {path.name} interrupted")
+        reasons += counted(endless, f"cells of {path.name} whose output was cut")
     return reasons
 
 
@@ -94,13 +98,16 @@ def finish(
         record_zero(settings, staged.assignment, staged.student)
     with gradebook.opened(settings.db_url) as gb:
         outcome.late = lateness.settle(gb, staged.assignment, staged.student,
-                                       lateness.policy(settings.root))
+                                       lateness.policy(settings.root),
+                                       lateness.extension(settings.root, staged.assignment,
+                                                          staged.student))
     if outcome.late.submitted is None:
         outcome.late.submitted = staged.timestamp
     found = scores(settings, staged.assignment, staged.student)
     if found:
         outcome.score, outcome.max_score, outcome.needs_manual = found
     outcome.numbers = " | ".join(f"{name}: {line}" for name, line in sorted(staged.numbers.items()))
+    outcome.choices = dict(staged.choices)
     outcome.status = status_of(graded, staged.handed_in, outcome.reasons, bool(overruled))
     outcome.seconds = seconds + staged.screen_seconds
     return outcome
@@ -132,20 +139,22 @@ def show_numbers(nb: dict, verdicts: recheck.Judgement) -> None:
 
 
 def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> list[str]:
-    """The grader's own check of each test cell (``tools.grading.recheck``); withdraw what
-    it does not pass.
+    """Score every test cell by the grader's own check (``tools.grading.recheck``) alone.
 
-    A test cell nbgrader gave points to (its visible part passed in the kernel) keeps
-    them only if the whole cell passes in the grader's check; one that fails, raises, or
-    whose notebook's check did not finish in its limit scores 0 (in the gradebook), and
-    its cell in the autograded notebook gets the grader's error, so the feedback says why.
-    The export cells are removed from the autograded notebooks, which are cleaned
-    (``tools.grading.sanitize``: Formgrader shows them). Returns the reasons.
+    A test cell the whole check passes (visible and hidden parts, in the grader's process)
+    scores its points; one that fails, raises, or whose notebook's check did not finish in
+    its limit scores 0, whatever the kernel attached to it: nbgrader reads a test cell's
+    outputs (an ``execute_result`` as partial credit, an error as none), and a kernel can
+    publish either on its own, so those outputs are dropped from the test cells and never
+    set a score. A failed cell gets the grader's error, so the feedback says why. The
+    export cells are removed from the autograded notebooks, which are cleaned
+    (``tools.grading.sanitize``: Formgrader shows them). Returns the reasons: a test that
+    passed in the kernel (no error there) and not in the grader's check is overruled.
     """
     from nbgrader.api import MissingEntry
 
     reasons: list[str] = []
-    withdrawn: list[tuple[str, str]] = []
+    settled: list[tuple[str, str, float]] = []
     for name in sorted(staged.screened):
         path = autograded / name
         if not path.exists():
@@ -153,8 +162,10 @@ def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> lis
         nb = read_nb(path)
         source = staged.sources.get(name)
         if source:
+            exports = recheck.read_exports(nb)
+            staged.choices[name] = item_analysis.chosen(source, exports)
             verdicts = recheck.judge_apart(
-                source, recheck.read_exports(nb), staged.splits.get(name) or hidden.Split(),
+                source, exports, staged.splits.get(name) or hidden.Split(),
                 memory_mb=settings.memory_mb, student=staged.student, seat=staged.seat,
                 folder=settings.root / layout.SOURCE / staged.assignment)
         else:
@@ -163,27 +174,31 @@ def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> lis
         if verdicts.numbers_line:
             staged.numbers[name] = verdicts.numbers_line
         for cell in nb.get("cells", []):
-            gid = cell_meta(cell).get("grade_id")
             if not hidden.is_test(cell):
                 continue
+            gid = cell_meta(cell).get("grade_id")
+            points = float(cell_meta(cell).get("points") or 0)
             verdict = verdicts.verdicts.get(gid)
+            kernel = cell.get("outputs") or []
+            failed_in_kernel = any(o.get("output_type") == "error" for o in kernel)
+            cell["outputs"] = outputs = [
+                o for o in kernel if o.get("output_type") not in ("error", "execute_result")]
             if verdict is not None and verdict.passed:
+                settled.append((name, gid, points))
                 continue
-            outputs = cell.setdefault("outputs", [])
-            if any(o.get("output_type") == "error" for o in outputs):
-                continue  # failed in the kernel too: nbgrader gave it nothing
+            settled.append((name, gid, 0.0))
             if verdict is not None:
                 message = verdict.message
-                reasons.append(
-                    f"{name}: {gid} passed in the student's kernel but not when the grader "
-                    "checked the answers: its points were withdrawn"
-                )
+                if not failed_in_kernel:
+                    reasons.append(
+                        f"{name}: {gid} passed in the student's kernel but not when the grader "
+                        "checked the answers: its points were withdrawn")
             else:
-                message = f"RuntimeError: not checked by the grader ({verdicts.problem or 'no verdict'})"
-                reasons.append(
-                    f"{name}: {gid} was not checked by the grader "
-                    f"({verdicts.problem or 'no verdict'}): its points were withdrawn"
-                )
+                problem = verdicts.problem or "no verdict"
+                message = f"RuntimeError: not checked by the grader ({problem})"
+                if not failed_in_kernel:
+                    reasons.append(f"{name}: {gid} was not checked by the grader "
+                                   f"({problem}): its points were withdrawn")
             ename, _, evalue = message.partition(": ")
             outputs.append(
                 {
@@ -193,18 +208,17 @@ def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> lis
                     "traceback": [f"{message} (checked by the grader)"],
                 }
             )
-            withdrawn.append((name, gid))
         nb["cells"] = [c for c in nb.get("cells", []) if not recheck.grader_cell(c)]
         _rewrite(path, clean_notebook(nb))  # Formgrader shows it to the instructor
-    if withdrawn:
+    if settled:
         with gradebook.opened(settings.db_url) as gb:
-            for name, gid in withdrawn:
+            for name, gid, points in settled:
                 try:
                     grade = gb.find_grade(
                         gid, name[: -len(".ipynb")], staged.assignment, staged.student
                     )
                 except MissingEntry:
                     continue
-                grade.auto_score = 0
+                grade.auto_score = points
             gb.db.commit()
     return reasons

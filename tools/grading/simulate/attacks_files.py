@@ -38,6 +38,9 @@ ATTACKS_25 = {
     "printed line, for whoever opens the feedback",
     "slow-cells": "full answers, then 30 cells that each sleep just under the cell limit",
     "disk-filler": "full answers, with a cell that writes 4 x 50 MB into its folder",
+    "result-hook": "blank answers and one added cell: a pre_run_cell hook that publishes a "
+    "result (read by nbgrader as partial credit) and an error before every cell",
+    "result-hook-wrong": "wrong answers and the same hook",
 }
 SAW_HIDDEN = "SAW-HIDDEN-TESTS"
 MARK = "PWNED-BY-SCRIPT"
@@ -109,6 +112,24 @@ else:
 '''
 
 
+# Before every cell the kernel runs, a result line and an error on IOPub: nbgrader reads a
+# test cell's first result as its partial credit.
+_RESULT_HOOK = r'''
+def __memcourse_claim(info=None):
+    _k = get_ipython().kernel
+    try:
+        _parent = _k.get_parent("shell")
+    except TypeError:
+        _parent = _k.get_parent()
+    _k.session.send(_k.iopub_socket, "execute_result",
+                    {"data": {"text/plain": "1.0"}, "metadata": {}, "execution_count": 1},
+                    parent=_parent)
+    _k.session.send(_k.iopub_socket, "error",
+                    {"ename": "Claimed", "evalue": "points", "traceback": []}, parent=_parent)
+get_ipython().events.register("pre_run_cell", __memcourse_claim)
+'''
+
+
 def place(kind: str, folder: Path, source: dict, release: dict, name: str,
           classmate: Path, cell_timeout: int = 20) -> tuple[float | None, str | None]:
     """Write the submission of attack ``kind`` into ``folder`` (the troubled notebook
@@ -171,6 +192,16 @@ def place(kind: str, folder: Path, source: dict, release: dict, name: str,
         expected = (0.0, "ran longer than the time limit of a submission")
     elif kind == "disk-filler":
         _append(_first_answer(nb, source), _FILLER)
+    elif kind in ("result-hook", "result-hook-wrong"):
+        import nbformat
+
+        if kind == "result-hook":
+            nb = _notebook(source, release, answered=False)
+            expected = (0.0, None)
+        else:
+            nb = json.loads(attacked("wrong", source, release)[0])
+            expected = (None, None)
+        nb["cells"].insert(1, nbformat.v4.new_code_cell(_RESULT_HOOK.strip("\n")))
     else:
         raise ValueError(f"unknown attack {kind!r}; one of {sorted(ATTACKS_25)}")
     if write:
