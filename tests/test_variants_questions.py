@@ -11,7 +11,7 @@ grades the same ids with nbgrader):
 - a classmate's values typed in (``simulate.shared_numbers``) lose exactly the questions whose
   answers differ between the two students, and keep the others;
 - two students seldom draw the same numbers for a question (never its random data);
-- the README lists the questions that vary.
+- the instructor's guide lists the questions that vary.
 """
 
 from __future__ import annotations
@@ -120,9 +120,9 @@ def test_a_classmates_values_lose_exactly_the_questions_whose_answers_differ(pat
 
 
 def readme_table() -> dict[str, set[str]]:
-    """The README's table of the questions each notebook draws per student."""
-    text = (nbcells.ROOT / "README.md").read_text()
-    section = text.split("### Each student's own numbers", 1)[1].split("\n### ", 1)[0]
+    """The instructor's guide's table of the questions each notebook draws per student."""
+    text = (nbcells.ROOT / "docs" / "instructor.md").read_text()
+    section = text.split("## Each student's own numbers", 1)[1].split("\n## ", 1)[0]
     found = {}
     for line in section.splitlines():
         m = re.match(r"\s*\|\s*(\d+)\s*\|([^|]*)\|([^|]*)\|", line)
