@@ -16,13 +16,15 @@ SYSTEM_PACKAGES := texlive-xetex texlive-latex-recommended texlive-latex-extra \
 	texlive-fonts-recommended latexmk xindy fonts-freefont-otf fonts-dejavu-core \
 	poppler-utils chromium bubblewrap postgresql python3-venv
 
-.PHONY: help setup system-deps mathjax book pdf test lab bench clean check class-list assignments grade export \
+.PHONY: help setup system-deps mathjax book pdf test test-fast lint docs lab bench clean check class-list assignments grade export \
 	hub hub-stop publish
 
 help:
 	@echo "make book   build the HTML book into _build/html (executes every chapter)"
 	@echo "make pdf    build the PDF book into _build/latex/memcourse.pdf (needs TeX Live)"
-	@echo "make test   run every test, the book build included"
+	@echo "make test   run every test, the book build included (CI runs this)"
+	@echo "make test-fast  the maintainer's loop: memkit, the derivations, the chapters' numbers, the questions, the grader's units"
+	@echo "make docs   the documentation of docs/ as a site in _build/docs (strict, links checked)"
 	@echo "make lab    open JupyterLab; chapters open as notebooks, widgets are live (ROLE=instructor)"
 	@echo "make check  run the visible tests of your notebooks (NB=exercises/session-3/exit-test.ipynb; ID=alice sets your student id)"
 	@echo "make class-list  every student's seat (ADD=\"alice bob\" seats new students)"
@@ -78,8 +80,22 @@ pdf: $(STAMP) system-deps mathjax
 	$(JB) build . --builder pdflatex -W --keep-going
 	@echo "PDF: _build/latex/memcourse.pdf"
 
-test: $(STAMP) system-deps mathjax
+test: $(STAMP) system-deps mathjax lint
 	$(BIN)/python -m pytest
+
+# every test without a slow marker (tests/conftest.py): no book build, browser, hub,
+# sandboxed class, cluster or nbgrader round trip
+test-fast: $(STAMP) lint
+	$(BIN)/python -m pytest -m "not (book or pdf or browser or hub or sandbox or cluster or slow)"
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+# docs/*.md as a small site (Sphinx and MyST), every warning an error: a broken link or
+# heading anchor fails it
+docs: $(STAMP)
+	$(BIN)/python -m sphinx -W --keep-going -q -b html docs _build/docs
+	@echo "docs: _build/docs/index.html"
 
 # the course folder as JupyterLab's root (book/ and exercises/ both reachable), opened on
 # book/, with the course's configuration (jupyter/, see tools/lab/launch.py): chapters drawn as

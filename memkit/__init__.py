@@ -16,7 +16,16 @@ The book shows; memkit computes. Modules, in the order of the course:
 - ``costs``: parameter counts and cache bytes (Chapters 8-9)
 - ``checks``: the model invariants; ``derivations``: D1-D20 verified with SymPy
 - ``figures``: the interactive figures, by id; ``style``: the colour code
+- ``validation``: the input checks every function above shares
+
+The course's own machinery, imported by the assignments and the course's kernel, not by
+the chapters:
+
 - ``variants``: each student's own numbers in the assignments, drawn from the student id
+- ``class_list``: the instructor's class list, each student's seat (the order of their
+  options); ``make class-list``
+- ``progress`` and ``setup_hint``: IPython extensions of the course's kernel (a running
+  line under a long cell; a name used before the set-up cell ran, explained)
 
 Every random draw goes through a ``seed`` argument (an int or a numpy Generator).
 """

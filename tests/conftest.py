@@ -1,5 +1,12 @@
 """Shared fixtures: the HTML book is built once a session, for every test that reads it, and
-served on 127.0.0.1 for the tests that open it in a browser.
+served on 127.0.0.1 for the tests that open it in a browser. ``tests/`` mirrors the code
+(``memkit/``, ``book/``, ``release/``, ``grading/``, ``lab/``, ``hub/``); ``support/`` holds
+what tests and benchmarks share besides fixtures.
+
+Each test that needs a slow thing carries its marker (``MARKS``): ``book`` (the whole book
+built), ``pdf``, ``browser`` (Chromium), ``hub`` (a JupyterHub with users), ``sandbox`` (a
+class graded in bubblewrap), ``cluster`` (PostgreSQL and Dask), ``slow`` (nbgrader's real
+kernels over whole assignments). ``make test-fast`` runs the tests with none of them.
 
 The suite runs on every core (pytest-xdist, ``-n auto`` in pyproject.toml), in groups that
 one worker runs whole (``--dist loadgroup``): each test module is a group of its own (its
@@ -18,6 +25,7 @@ import matplotlib
 import pytest
 
 matplotlib.use("Agg")
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # ``import support``
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
@@ -30,6 +38,27 @@ LONGEST_FIRST = ["book", "lab", "test_assignments", "test_grading_sandbox", "tes
                  "test_grading_cluster", "test_lateness"]
 
 
+# the slow markers: by the fixture a test uses, or by its module
+FIXTURE_MARKS = {"built_book": "book", "site": "book", "browser": "browser",
+                 "attacked_class": "sandbox"}
+MODULE_MARKS = {
+    "test_pdf": "pdf", "test_hub": "hub", "test_hub_limits": "hub",
+    "test_grading_cluster": "cluster", "test_lab_browser": "browser",
+    "test_assignments": "slow", "test_lateness": "slow", "test_similarity": "slow",
+    "test_course_repo": "slow", "test_lab_setup": "slow", "test_suite_groups": "slow",
+}
+SLOW = ("book", "pdf", "browser", "hub", "sandbox", "cluster", "slow")
+
+
+def mark_slow(items) -> None:
+    """Each test gets the markers of ``FIXTURE_MARKS`` and ``MODULE_MARKS`` that apply."""
+    for item in items:
+        found = {MODULE_MARKS.get(item.module.__name__)}
+        found |= {FIXTURE_MARKS.get(name) for name in item.fixturenames}
+        for name in sorted(found - {None}):
+            item.add_marker(getattr(pytest.mark, name))
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """The group of each test (see above): "book" for every test of a module that has one
@@ -39,6 +68,7 @@ def pytest_collection_modifyitems(config, items):
     First of the hooks: xdist's own (on each worker) reads the groups' marks to name each
     test's group; run after it, the marks set here were never read, every test was a group
     of its own, and two workers built the PDF at once into one folder (CI, 2026-12-03)."""
+    mark_slow(items)
     book = {item.module.__name__ for item in items if "built_book" in item.fixturenames}
     groups = {}
     for item in items:

@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 
-from conftest import ROOT
+from support import ROOT
 
 
 def test_a_modules_tests_run_on_one_worker_as_one_group():

@@ -11,7 +11,6 @@ more so for small gamma; the delta rule stores the newest pair exactly.
 from __future__ import annotations
 
 import ipywidgets as widgets
-import numpy as np
 
 from memkit import recurrent, style
 from memkit.figures.base import InteractiveFigure

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 # the fixture built_book (tests/conftest.py) builds the book once a session
 
 

@@ -8,7 +8,7 @@ import yaml
 
 from tools.book.toc import toc_files
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "book").glob("*.md"))
 
 

@@ -22,7 +22,7 @@ from tools.book import browser as book_browser
 from tools.book.browser import FIRST_LOAD_LIMIT, MB
 from tools.book.toc import toc_files
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "_build" / "screenshots"
 SCREENSHOT_CHAPTER = "book/ch02-matrix-matrix"
 

@@ -7,7 +7,7 @@ import unicodedata
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 GLOSSARY = ROOT / "book" / "appendix-e-glossary.md"
 
 #: the terms every chapter may link to with {term}, as the project brief lists them

@@ -11,7 +11,7 @@ import sys
 
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 JB = pathlib.Path(sys.executable).with_name("jupyter-book")
 
 

@@ -24,7 +24,7 @@ from memkit.figures import frames
 from tools.book import browser as book_browser
 from tools.book.toc import toc_files
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIGURE_CALL = re.compile(r'figures\.get\(\s*"([a-z0-9-]+)"\s*\)')
 MB = 1024 * 1024
 BUDGET_TOTAL, BUDGET_CHAPTER = 30 * MB, 4 * MB

@@ -7,7 +7,7 @@ import pytest
 
 from memkit import capacity, costs, linalg, memory, scores
 
-BOOK = pathlib.Path(__file__).resolve().parents[1] / "book"
+BOOK = pathlib.Path(__file__).resolve().parents[2] / "book"
 CODE_CELL = re.compile(r"^```\{code-cell\}.*?^```", re.S | re.M)
 
 
@@ -75,7 +75,7 @@ def test_ch04_which_keys_must_be_independent():
 def test_the_course_never_speaks_of_its_source_in_chapters_0_to_5():
     import pathlib
 
-    book = pathlib.Path(__file__).resolve().parents[1] / "book"
+    book = pathlib.Path(__file__).resolve().parents[2] / "book"
     pages = ["prologue.md", "ch00-how-to-use.md", "ch01-matrix-vector.md", "ch02-matrix-matrix.md",
              "ch03-outer-product-memory.md", "ch04-careful-writes.md", "ch05-mlp-memory.md",
              "appendix-a-linear-algebra.md", "appendix-b-calculus-probability.md",

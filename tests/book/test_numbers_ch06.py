@@ -259,7 +259,6 @@ SESSION5 = pathlib.Path(__file__).resolve().parents[1] / "solutions" / "session-
 
 def _exit_test_cells():
     import json
-    import pathlib
 
     path = SESSION5 / "exit-test.ipynb"
     cells = json.loads(path.read_text())["cells"]

@@ -9,7 +9,7 @@ import pytest
 
 from memkit import attention, block, checks, costs, linalg
 from memkit.figures import attention_gradient_graph, key_training, residual_bus
-from cheats import LIAR_SOURCE
+from support.cheats import LIAR_SOURCE
 
 
 # --------------------------------------------------------------------------- Chapter 7
@@ -255,7 +255,7 @@ def test_residual_bus_data():
 import json  # noqa: E402
 import pathlib  # noqa: E402
 
-SESSION6 = pathlib.Path(__file__).resolve().parents[1] / "solutions" / "session-6"
+SESSION6 = pathlib.Path(__file__).resolve().parents[2] / "solutions" / "session-6"
 
 
 def _run(name, replace=None):
@@ -263,7 +263,7 @@ def _run(name, replace=None):
 
     Returns {grade_id: "ok" or the error} for every code cell, hidden tests included.
     """
-    from assignment_cells import STUDENT, as_student, fresh_memkit  # a fresh kernel's memkit
+    from support.assignment_cells import STUDENT, as_student, fresh_memkit  # a fresh kernel's memkit
 
     nb = json.loads((SESSION6 / name).read_text())
     namespace, outcome = {"__name__": "__main__"}, {}

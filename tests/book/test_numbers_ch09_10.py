@@ -8,7 +8,7 @@ import pytest
 
 from memkit import checks, costs, memory, recurrent
 from memkit.figures import cache_vs_state, cache_vs_weights, forgetting_rules
-from cheats import LIAR_SOURCE
+from support.cheats import LIAR_SOURCE
 
 # --------------------------------------------------------------------------- Chapter 9
 
@@ -221,7 +221,7 @@ def test_figure_forgetting_rules_data():
 import json  # noqa: E402
 import pathlib  # noqa: E402
 
-SESSION_7 = pathlib.Path(__file__).resolve().parents[1] / "solutions" / "session-7"
+SESSION_7 = pathlib.Path(__file__).resolve().parents[2] / "solutions" / "session-7"
 
 
 def _cells(name):
@@ -232,7 +232,7 @@ def _cells(name):
 
 def _failing_tests(name, answers=None):
     """Grade ids of the test cells that raise, with the answer cells of ``answers`` replaced."""
-    from assignment_cells import STUDENT, as_student, fresh_memkit  # a fresh kernel's memkit
+    from support.assignment_cells import STUDENT, as_student, fresh_memkit  # a fresh kernel's memkit
 
     answers = answers or {}
     namespace, failed = {}, set()

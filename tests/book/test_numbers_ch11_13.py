@@ -201,7 +201,7 @@ def test_figure_layer_questions_data():
 
 # ---------------------------------------------------------------- Session 8 assignments
 
-SESSION8 = pathlib.Path(__file__).resolve().parents[1] / "solutions" / "session-8"
+SESSION8 = pathlib.Path(__file__).resolve().parents[2] / "solutions" / "session-8"
 
 
 def _cells(name):
@@ -211,7 +211,7 @@ def _cells(name):
 
 def _grade(name, question, answer):
     """Run the set-up cell, an answer and the question's full test cell; True if it passes."""
-    from assignment_cells import STUDENT, as_student, fresh_memkit  # a fresh kernel's memkit
+    from support.assignment_cells import STUDENT, as_student, fresh_memkit  # a fresh kernel's memkit
 
     cells = _cells(name)
     scope = {}

@@ -25,7 +25,7 @@ from PIL import Image
 
 from tools.book.toc import toc_captions, toc_files
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 LATEX = ROOT / "_build" / "latex"
 PDF = LATEX / "memcourse.pdf"
 SHOTS = ROOT / "_build" / "screenshots"

@@ -17,7 +17,7 @@ from tools.grading import collect, limits, repair, sandbox, screening
 from tools.grading.settings import Settings
 from tools.grading.simulate import answers, trouble
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SESSIONS = course.assignments(ROOT)
 
 

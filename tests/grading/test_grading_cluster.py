@@ -41,7 +41,7 @@ from tools.release import assignments as course
 from tools.grading import cluster, gradebook, gradebook_guard
 from tools.grading.simulate import classroom
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIRST = course.assignments(ROOT)[0]
 SPY = "GRADEBOOK-SPY"
 KINDS = {"student-04": "kernel-exit", "student-05": "invalid-json"}

@@ -29,7 +29,7 @@ from tools.grading import feedback, outcome, screening
 from tools.grading.cells import cell_text
 from tools.grading.simulate import answers, attacks, attacks_files, classroom
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIRST = course.assignments(ROOT)[0]
 NAME = "exit-test.ipynb"
 SECRET = "s3cret-token-of-the-instructor"

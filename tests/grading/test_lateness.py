@@ -17,7 +17,7 @@ from tools.grading.simulate import classroom
 from tools.release import assignments as course
 from tools.release import due_header, schedule
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIRST = course.assignments(ROOT)[0]
 UTC = dt.timezone.utc
 

@@ -16,7 +16,7 @@ import pytest
 
 from tools.grading import lms
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # (student, assignment): (auto score of its one test cell, late penalty); max 10 and 20
 SCORES = {("ada", "session-1"): (8.0, 0.0), ("ada", "session-2"): (20.0, 4.0),

@@ -13,7 +13,7 @@ from tools.grading.settings import Settings
 from tools.grading.simulate.disguised_copy import simulate_copying
 from tools.release import assignments as course
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 COPIER, SOURCE = "student-13", "student-07"
 
 

@@ -14,7 +14,7 @@ import pytest
 from tools.hub import course_repo
 from tools.release import assignments as course
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 CHAPTER = "book/ch03-outer-product-memory.md"
 
 

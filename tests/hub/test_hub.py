@@ -57,7 +57,7 @@ from tools.lab import browser as lab_browser
 # one worker runs every module that starts the course's lab or writes its config (conftest.py)
 pytestmark = pytest.mark.xdist_group("lab")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "_build" / "screenshots"
 KEPT = ROOT / "_build" / "hub-test"  # the grading log, submissions, feedback of the last run
 ASSIGNMENT = "session-3"

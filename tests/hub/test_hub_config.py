@@ -27,7 +27,7 @@ from tools.hub import local, processes
 # one worker runs every module that starts the course's lab or writes its config (conftest.py)
 pytestmark = pytest.mark.xdist_group("lab")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 Z2JH = ROOT / "tools" / "hub" / "z2jh"
 
 

@@ -16,7 +16,7 @@ from tools.lab import contents, launch
 # one worker runs every module that starts the course's lab or writes its config (conftest.py)
 pytestmark = pytest.mark.xdist_group("lab")
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "book").glob("*.md"))
 
 

@@ -20,7 +20,7 @@ import pytest
 
 from tools.lab import student_work
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAYLOAD = "pwned()"
 
 

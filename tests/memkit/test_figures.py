@@ -106,7 +106,7 @@ def test_default_state_can_be_given(figure_id):
 def test_every_figure_is_displayed_in_its_chapter(figure_id):
     """The chapter a figure declares (as in seed/FIGURES.md) shows it."""
     chapter = figures.get(figure_id).chapter
-    book = pathlib.Path(__file__).resolve().parents[1] / "book"
+    book = pathlib.Path(__file__).resolve().parents[2] / "book"
     pattern = "prologue.md" if chapter == "Prologue" else f"ch{int(chapter):02d}-*.md"
     pages = list(book.glob(pattern))
     assert len(pages) == 1, f"{figure_id}: no single page for chapter {chapter}"

@@ -23,7 +23,7 @@ import pytest
 from memkit import variants
 from memkit.variants import Numbers
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 import nbformat
 import pytest
 
-import assignment_cells as nbcells
+from support import assignment_cells as nbcells
 from memkit import class_list
 from tools.release import assignments as course
 from tools.release import layout
@@ -32,7 +32,7 @@ from tools.grading import collect
 from tools.grading.settings import Settings
 from tools.grading.simulate import answers, classroom, shared_numbers, trouble
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SESSIONS = course.assignments(ROOT)
 FIRST = SESSIONS[0]
 SOURCES = sorted((ROOT / "solutions").glob("session-*/*.ipynb"))

@@ -11,8 +11,8 @@ cell must fail.
 import numpy as np
 import pytest
 
-from assignment_cells import notebook, run, solution
-from cheats import LIAR_SOURCE
+from support.assignment_cells import notebook, run, solution
+from support.cheats import LIAR_SOURCE
 
 
 CHEATS = {

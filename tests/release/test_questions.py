@@ -24,7 +24,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-import assignment_cells as nbcells
+from support import assignment_cells as nbcells
 
 SOURCES = sorted((nbcells.ROOT / "solutions").glob("session-*/*.ipynb"))
 IDS = [f"{p.parent.name}/{p.stem}" for p in SOURCES]

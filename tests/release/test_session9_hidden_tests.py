@@ -17,8 +17,8 @@ import re
 import numpy as np
 import pytest
 
-import assignment_cells as nbcells
-from cheats import LIAR_SOURCE
+from support import assignment_cells as nbcells
+from support.cheats import LIAR_SOURCE
 
 MEMKIT_CALL = re.compile(r"\b(attention|capacity|costs|memory|recurrent|scores|icl|edit|linalg|rosetta|checks)\.\w+\(")
 

@@ -7,7 +7,7 @@ import shutil
 
 from tools.release import layout, start_page
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_the_committed_start_page_is_up_to_date():

@@ -24,7 +24,7 @@ import re
 import numpy as np
 import pytest
 
-import assignment_cells as nbcells
+from support import assignment_cells as nbcells
 from tools.grading import hidden
 
 SOURCES = sorted((nbcells.ROOT / "solutions").glob("session-*/*.ipynb"))

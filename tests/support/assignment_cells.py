@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from memkit.variants import ENV, SEAT_ENV
 from tools.grading.simulate.shared_numbers import typed_cell
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 MARKERS = re.compile(r"^\s*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)\s*$", re.M)
 
 

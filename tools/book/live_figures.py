@@ -28,7 +28,6 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from docutils import nodes
-from tools import ROOT
 
 PLAYER = Path(__file__).with_name("live_figures.js")
 SITE_FOLDER = "_figures"

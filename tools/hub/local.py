@@ -88,7 +88,7 @@ LAB_FILES = ["jupyter", "book", "tools/__init__.py", "tools/lab/__init__.py",
 PLUGIN_FILES = ["tools/__init__.py", "tools/hub/__init__.py", "tools/hub/exchange.py",
                 "tools/hub/course_repo.py"]
 # what memkit's package is built from
-PACKAGE_FILES = ["memkit", "pyproject.toml", "README.md"]
+PACKAGE_FILES = ["memkit", "pyproject.toml"]  # memkit/README.md: its readme
 
 
 def say(message: str) -> None:
