@@ -46,7 +46,6 @@ import dataclasses
 import logging
 import queue
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
@@ -294,6 +293,8 @@ def grade(
                 graded_on[(outcome.student, outcome.assignment)] = worker
             deliver(outcome)
 
+    from distributed import wait
+
     with connect(jobs, scheduler) as client:
         if scheduler:
             check_workers(client, settings)
@@ -344,8 +345,9 @@ def grade(
                         deliver(outcome)
                     for staged in leftovers:  # graded again on their own, now
                         one(staged)
-                if pending:
-                    time.sleep(0.25)
+                if pending:  # until a task ends, the outcomes it sends delivered meanwhile
+                    with contextlib.suppress(TimeoutError):
+                        wait(list(pending), timeout=0.25, return_when="FIRST_COMPLETED")
             drain()
         finally:
             with contextlib.suppress(Exception):
