@@ -7,7 +7,6 @@ Stage: the running of nbgrader and of the probe use it. Depends on:
 
 from __future__ import annotations
 
-import collections
 import os
 import signal
 import subprocess
@@ -17,23 +16,12 @@ from tools.release import assignments as course
 
 def descendants(pid: int) -> list[int]:
     """Every process below ``pid`` (kernels run in their own session, so not in its group)."""
+    import psutil
+
     try:
-        out = subprocess.run(
-            ["ps", "-A", "-o", "pid=", "-o", "ppid="], capture_output=True, text=True, timeout=20
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
+        return [child.pid for child in psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
         return []
-    children = collections.defaultdict(list)
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
-            children[int(parts[1])].append(int(parts[0]))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def kill_tree(leader: int) -> None:
