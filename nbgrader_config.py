@@ -90,7 +90,9 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
 # zip_collect: a class archive holds one folder per student, named by the student id,
-# with that student's notebooks in it (directly, or in the folder session-N/).
+# with that student's notebooks in it (directly, or in the folder session-N/). `make grade
+# ZIP=` screens the archive first and files each notebook under the student whose folder
+# holds it (tools.grading.collect): a classmate's folder inside it is refused, not filed.
 c.FileNameCollectorPlugin.named_regexp = (
     r".*/(?P<student_id>(?!session-\d+/)[^/.][^/]*)/(?:session-\d+/)?"
     r"(?P<file_id>[^/.][^/]*\.ipynb)$"

@@ -10,13 +10,15 @@
 ``tools.grading``   the instructor's autograder (``make grade``): staging, sandbox,
                     re-check, cluster, gradebook, feedback, report
 ``tools.hub``       the course on a JupyterHub (``make hub``): its set-up and config
+``tools.common``    what every role shares (no role of its own): what a student
+                    named, written as text in a CSV cell or on a terminal
 ==================  ================================================================
 
 The packages import each other one way (``tests/test_import_graph.py``): ``grading``
 imports ``release`` (where the assignments live, nbgrader's environment), ``hub`` imports
 ``lab`` (the lab each user gets), ``lab`` imports ``grading``'s sanitizer (the instructor's
 Formgrader shows a submission cleaned as the grader cleans its feedback), and no other
-package imports another.
+package imports another; every package may import ``common``, which imports none.
 """
 
 from pathlib import Path

@@ -426,9 +426,10 @@ def test_links_and_special_files_are_never_followed_or_read(tmp_path, notebook_p
     assert not staged.screened and not staged.handed_in
     assert "exit-test.ipynb: not a notebook (exit-test.ipynb is a symbolic link (not followed))" in reasons
     assert "exercises.ipynb: not a notebook (exercises.ipynb is a FIFO (not read))" in reasons
-    assert "data.txt: a symbolic link (not followed): left out" in reasons
-    assert "pipe.txt: a FIFO (not read): left out" in reasons and "sock: a socket" in reasons
-    assert "big.bin: over the size or count limit" in reasons
+    assert "the file 'data.txt' is a symbolic link (not followed): left out" in reasons
+    assert "the file 'pipe.txt' is a FIFO (not read): left out" in reasons
+    assert "the file 'sock' is a socket" in reasons
+    assert "the file 'big.bin' is over the size or count limit" in reasons
     assert staged.files == ["own.txt"]
     with pytest.raises(student_files.Refused):
         student_files.read_bounded(pathlib.Path("/dev/zero"), 1000)

@@ -117,6 +117,21 @@ def test_moodle_import_has_a_user_column_and_numeric_grades(gradebook, tmp_path)
     assert by_mail["ed@uni.example"][6:] == ["", ""]
 
 
+def test_what_the_lms_users_typed_is_written_as_text_and_the_grades_as_numbers(
+        gradebook, tmp_path):
+    """A display name or section typed in the LMS (=HYPERLINK(...), @SUM, -2+3, an escape)
+    is copied as text a spreadsheet does not run (a quote in front, controls escaped)."""
+    hostile = CANVAS_ROSTER.replace('"Lovelace, Ada"', '"=HYPERLINK(A1;B1)"') \
+        .replace("Section A,,5,100", "@SUM(2+2),,5,100", 1) \
+        .replace('"Young, Cy"', '"-2+3\x1b[2J"')
+    rows = export(gradebook, tmp_path, lms.CanvasExport, hostile)
+    by_login = {r[3]: r for r in rows[2:]}
+    assert by_login["ada"][0] == "'=HYPERLINK(A1;B1)" and by_login["ada"][4] == "'@SUM(2+2)"
+    assert by_login["cy"][0] == "'-2+3\\x1b[2J"
+    assert [float(v) for v in by_login["ada"][5:]] == [8.0, 16.0]  # numbers, not text
+    assert not [c for r in rows for c in r if c.startswith(("=", "+", "-", "@", "\t", "\r"))]
+
+
 def test_a_roster_that_cannot_be_used_gets_a_clear_error(gradebook, tmp_path):
     with pytest.raises(SystemExit, match="no column 'SIS Login ID'"):
         export(gradebook, tmp_path, lms.CanvasExport, "Name,Score\nAda,1\n")

@@ -21,6 +21,9 @@ this list (``tests/test_import_graph.py`` checks it):
                             student's functions found in the grader's run of the solutions
 ``recheck``                 the grader's own check: the answers exported as plain data
                             from the kernel, each test cell run whole in the grader
+``calibration``             (a package, beside the grader: ``make calibrate``) every graded
+                            question tried before a term on many ids and seeds, honest
+                            answers and slips judged as the check judges them
 ``screening``               a notebook checked against its source: the screening rules
 ``lateness``                when a submission was handed in and due (schedule.yml), the
                             late penalty (nbgrader's LateSubmissionPlugin: FractionPerDay)
@@ -31,6 +34,9 @@ this list (``tests/test_import_graph.py`` checks it):
 ``repair``                  the probe (where a run stops) and the cell replaced
 ``gradebook``               the gradebook: SQLite for one grader, PostgreSQL for several
 ``gradebook_guard``         what anything but the grader wrote to the gradebook, undone
+``item_analysis``           how each question of a graded class behaved: facility,
+                            discrimination, the options chosen (mapped back through each
+                            student's order), the flags; a CSV and instructor-only pages
 ``judgement``               scores, reasons, the re-check applied, the status
 ``warm``                    nbgrader imported once per worker, each run a fork of it
 ``autograde``               nbgrader on a batch, or on one submission with repair
@@ -50,9 +56,9 @@ two students copied each other's code): a simulated class with the score
 each submission should get, for the tests and ``benchmarks/grading.py``. This package's
 ``__init__`` imports no stage: import the stage you need. It leaves out jsonschema's slow
 optional import in every process that grades (the grader and the Dask workers:
-``tools.release.assignments.skip_slow_imports``), before nbformat is imported.
+``tools.common.nbgrader_cli.skip_slow_imports``), before nbformat is imported.
 """
 
-from tools.release.assignments import skip_slow_imports
+from tools.common.nbgrader_cli import skip_slow_imports
 
 skip_slow_imports()

@@ -36,11 +36,14 @@ grader runs each test again in its own process on those values (``tools.grading.
 withdraws the points of a test that passed in the kernel only (status ``overruled``).
 
 Then the feedback is generated (without the hidden tests, and a failing test shows its
-message, not its traceback), the gradebook is compared with what the grader wrote
+message, not its traceback; each submission's in a run of its own with a time and a memory
+limit), the gradebook is compared with what the grader wrote
 (``tools.grading.gradebook_guard``: what anything else wrote is listed and undone), the grades
 are exported as CSV, a report (one line per submission: score, status, seconds,
 reasons, lateness) is written and a summary per assignment printed, with the pages of
-similar answers (``tools.grading.similarity``: for the instructor only). A student on the
+similar answers (``tools.grading.similarity``: for the instructor only) and the item analysis
+(``tools.grading.item_analysis``: each question's facility, discrimination and options
+chosen, ``autograded/item-analysis.csv``, for the instructor only). A student on the
 course's class list (``class-list.csv``, ``memkit.class_list``) is graded with their seat,
 which sets the order of their options. The statuses are
 ``STATUSES``; folders whose name cannot be a student id are ``skipped``, with the reason.
@@ -50,7 +53,9 @@ Stage: the command line (``python -m tools.grading``, ``make grade``). Depends o
 ``tools.grading.report``, ``tools.grading.settings``, ``tools.grading.cluster``,
 ``tools.grading.gradebook``, ``tools.grading.gradebook_guard``, ``tools.grading.lms`` (the
 LMS's import CSV), ``tools.grading.similarity`` (the pairs of alike answers),
-``tools.release.assignments``, ``memkit.class_list`` (each student's seat).
+``tools.grading.item_analysis`` (how each question behaved),
+``tools.release.assignments``, ``memkit.class_list`` (each student's seat),
+``tools.common.text`` (what a student named, printed with its control characters escaped).
 """
 
 from __future__ import annotations
@@ -63,8 +68,9 @@ import time
 from pathlib import Path
 
 from memkit import class_list
+from tools.common.text import shown
 from tools.release import assignments as course
-from tools.grading import cluster, gradebook, gradebook_guard, similarity
+from tools.grading import cluster, gradebook, gradebook_guard, item_analysis, similarity
 from tools.grading.collect import collect_zips
 from tools.grading.feedback import feedback
 from tools.grading.pipeline import grade_class
@@ -181,14 +187,14 @@ def main(argv: list[str] | None = None) -> int:
             scheduler=args.scheduler, archive_notes=archive_notes,
         )
         for line in skipped:
-            print(f"skipped {line}")
+            print(f"skipped: {shown(line)}")
         if not outcomes:
             print(f"no submission of {', '.join(which)} under {settings.submitted}")
             return 1
         graded_assignments = [a for a in which if any(o.assignment == a for o in outcomes)]
         if not args.no_feedback:
             for problem in feedback(settings, outcomes, args.jobs):
-                print(problem)
+                print(shown(problem))
         alike = similarity.report(settings, outcomes, {
             a: [json.loads(p.read_text()) for p in course.notebooks(root, a, course.RELEASE)]
             for a in graded_assignments})
@@ -210,6 +216,14 @@ def main(argv: list[str] | None = None) -> int:
         print("Similar answers (for the instructor only, never released):")
         print("\n".join(similarity.summary_lines(alike)))
         print()
+    items = item_analysis.report(settings, outcomes, {
+        a: {p.name: json.loads(p.read_text()) for p in course.notebooks(root, a)}
+        for a in graded_assignments})
+    if items:
+        print(f"Item analysis (for the instructor only, never released; "
+              f"{root / 'autograded' / item_analysis.CSV_NAME}):")
+        print("\n".join(item_analysis.summary_lines(items)))
+        print()
     listed = sum(o.student in settings.seats for o in outcomes)
     print(f"class list: {listed} of {len(outcomes)} submission(s) by students with a seat"
           if settings.seats else
@@ -221,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
 
         lms_path, said = export_lms(root, args.lms, args.roster, db_url=settings.db_url)
         for line in said:
-            print(f"  {line}")
+            print(f"  {shown(line)}")
         print(f"{EXPORTERS[args.lms].lms} grades: {lms_path}")
     print(f"report: {report}")
     if not args.no_feedback:

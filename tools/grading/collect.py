@@ -3,13 +3,17 @@
 ``collect_zips`` screens each class archive (``screen_archive``: member count, each
 member's size, the total and the compression ratio bounded; no member that leaves its
 folder, is a link or a special file, is encrypted or is an archive itself) and unpacks
-what it accepts with ``nbgrader zip_collect``; the members it refuses are returned, with
-the reason, by student. ``submissions`` lists the (assignment, student) pairs and the
+what it accepts with ``nbgrader zip_collect``, each member filed under the student whose
+folder holds it (never under a classmate whose folder is inside it); the members it
+refuses (a second member for the same file included) are returned, with the reason, by
+student, and the class is graded. ``submissions`` lists the (assignment, student) pairs and the
 folders that cannot be graded, with ``odd_id_reason`` saying why: a student or
 assignment folder that is a symbolic link is not followed.
 
 Stage: before screening. Depends on: ``tools.grading.settings``,
-``tools.grading.student_files``, ``tools.release.assignments``.
+``tools.grading.student_files``, ``tools.release.assignments``, ``tools.release.layout``
+(an assignment folder's name), ``tools.common.text`` (a member's name quoted, like
+reasons counted).
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from tools.release import assignments as course
+from tools.common.text import counted, quoted, shown
+from tools.release import assignments as course, layout
 from tools.grading import student_files as files
 from tools.grading.settings import Settings
 
@@ -55,37 +60,57 @@ def _member_problem(info: zipfile.ZipInfo) -> str | None:
     return None
 
 
-def _owner(name: str, which: list[str]) -> str:
+def _filed(name: str) -> tuple[str, str | None, list[str]] | None:
+    """Where a member of a class archive belongs: (the folder of the student whose folder
+    holds it, the assignment folder it is in (None: the student's folder itself), the path
+    below that); None for a member of a hidden folder (``.ipynb_checkpoints``,
+    ``__MACOSX`` ...), which nbgrader never collects. The student's folder is the one
+    before the first assignment folder (``session-N``) of its path, else its parent."""
+    parts = [p for p in name.split("/") if p]
+    if any(p.startswith(".") or p in IGNORED_FOLDERS for p in parts):
+        return None
+    for i, part in enumerate(parts[1:], start=1):
+        if layout.ASSIGNMENT.match(part):
+            return parts[i - 1], part, parts[i + 1:]
+    if len(parts) >= 2:
+        return parts[-2], None, parts[-1:]
+    return "", None, parts
+
+
+def _owner(name: str) -> str:
     """The student a member of a class archive belongs to ('' when it cannot be told)."""
     if name.startswith("/") or ".." in name.split("/"):
         return ""
-    parts = [p for p in name.split("/") if p]
-    for i, part in enumerate(parts[1:], start=1):
-        if part in which and STUDENT_ID.match(parts[i - 1]):
-            return parts[i - 1]
-    if len(parts) >= 2 and STUDENT_ID.match(parts[-2]):
-        return parts[-2]
-    return ""
+    filed = _filed(name)
+    return filed[0] if filed and STUDENT_ID.match(filed[0]) else ""
 
 
-def screen_archive(archive: Path, into: Path, which: list[str]) -> dict[str, list[str]]:
-    """Copy the members of ``archive`` that may be unpacked into the new zip ``into``.
+def screen_archive(archive: Path, into: Path, which: list[str],
+                   taken: set | None = None) -> dict[str, list[str]]:
+    """Copy the members of ``archive`` that may be unpacked into the new zip ``into``,
+    each filed under the student whose folder holds it, as ``<student>/<assignment>/<file>``
+    (``<student>/<file>`` for a file of the student's folder itself).
 
     Returns the refused members by student ('' for a member no student can be told of),
-    each as a reason for the report. A member whose unpacked size is not what its header
-    says is refused too (the copy reads at most that size).
+    each as a reason for the report, like reasons counted past the first few. A member
+    whose unpacked size is not what its header says is refused too (the copy reads at most
+    that size); so is one in a folder inside the student's assignment folder (a classmate's
+    folder in a student's upload is never filed as the classmate's), one of no student's
+    folder, and a second member for a file already filed (here or in ``taken``, the files
+    of the archives screened before: ``(student, assignment, file)``). A member of an
+    assignment not in ``which`` or of a hidden folder is left out (nbgrader would skip it).
     """
-    refused: dict[str, list[str]] = {}
+    refused: dict[str, dict[str, list[str]]] = {}
+    taken = set() if taken is None else taken
 
     def refuse(info: zipfile.ZipInfo, why: str) -> None:
-        refused.setdefault(_owner(info.filename, which), []).append(
-            f"class archive {archive.name}: member {info.filename!r} refused ({why})"
-        )
+        refused.setdefault(_owner(info.filename), {}).setdefault(why, []).append(
+            f"class archive {archive.name}: member {quoted(info.filename)} refused ({why})")
 
     try:
         source = zipfile.ZipFile(archive)
     except (zipfile.BadZipFile, OSError) as exc:
-        raise SystemExit(f"{archive}: not a zip archive that can be read ({exc})") from exc
+        raise SystemExit(shown(f"{archive}: not a zip archive that can be read ({exc})")) from exc
     total, count, seen = 0, 0, set()
     with source, zipfile.ZipFile(into, "w", zipfile.ZIP_DEFLATED) as out:
         for info in source.infolist():
@@ -97,13 +122,25 @@ def screen_archive(archive: Path, into: Path, which: list[str]) -> dict[str, lis
                 why = f"the archive holds more than {MAX_MEMBERS} members"
             if why is None and total + info.file_size > MAX_TOTAL:
                 why = f"the archive unpacks to more than {MAX_TOTAL // 1024**3} GB"
-            if why is None and info.filename in seen:
-                why = "a second member of that name"
+            filed = _filed(info.filename) if why is None else ("", None, [])
+            if filed is None or (filed[1] is not None and filed[1] not in which):
+                continue  # a hidden folder's, another assignment's: not collected
+            student, assignment, below = filed
+            if why is None and not student:
+                why = "it is in no student's folder"
+            if why is None and len(below) != 1:
+                why = (f"it is in a folder inside the folder of {quoted(student)}: a file is "
+                       "filed only under the student whose folder holds it")
+            name = below[-1] if below else ""
+            keys = {(student, a, name) for a in ([assignment] if assignment else which)}
+            if why is None and keys & taken:
+                why = "a second member for a file already filed: only the first is kept"
             if why:
                 refuse(info, why)
                 continue
+            target = "/".join([student, *([assignment] if assignment else []), below[0]])
             try:
-                with source.open(info) as member, out.open(info.filename, "w") as copy:
+                with source.open(info) as member, out.open(target, "w") as copy:
                     size = 0
                     while chunk := member.read(min(1 << 20, info.file_size + 1 - size)):
                         size += len(chunk)
@@ -116,11 +153,14 @@ def screen_archive(archive: Path, into: Path, which: list[str]) -> dict[str, lis
                 refuse(info, f"it cannot be unpacked: {exc}")
                 # the entry written so far is left as an empty name: remove it below
                 continue
-            seen.add(info.filename)
+            seen.add(target)
+            taken.update(keys)
             total += info.file_size
-    if any("cannot be unpacked" in r for rs in refused.values() for r in rs):
+    if any("cannot be unpacked" in why for whys in refused.values() for why in whys):
         _rewrite_without(into, seen)
-    return refused
+    return {who: [line for why, lines in whys.items()
+                  for line in counted(lines, f"members of {archive.name} refused ({why})")]
+            for who, whys in refused.items()}
 
 
 def _rewrite_without(archive: Path, keep: set[str]) -> None:
@@ -143,10 +183,11 @@ def collect_zips(settings: Settings, zips: list[Path], which: list[str]) -> dict
     refused: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory(prefix="memcourse-zip-") as tmp:
         screened = []
+        taken: set = set()  # (student, assignment, file) filed from the archives so far
         for i, z in enumerate(zips):
-            target = Path(tmp) / "screened" / f"{i}-{Path(z).stem}.zip"
+            target = Path(tmp) / "screened" / f"{i}-screened.zip"
             target.parent.mkdir(parents=True, exist_ok=True)
-            for who, reasons in screen_archive(Path(z), target, which).items():
+            for who, reasons in screen_archive(Path(z), target, which, taken).items():
                 refused.setdefault(who, []).extend(reasons)
             screened.append(target)
         for assignment in which:
@@ -154,9 +195,11 @@ def collect_zips(settings: Settings, zips: list[Path], which: list[str]) -> dict
             archive.mkdir(parents=True)
             for z in screened:
                 os.link(z, archive / z.name)
+            # the screened archives hold <student>/[<assignment>/]<file> only, unpacked
+            # by nbgrader into extracted/<i>-screened/
             regexp = (
-                rf".*/(?P<student_id>(?!session-\d+/)[^/.][^/]*)/(?:{re.escape(assignment)}/)?"
-                r"(?P<file_id>[^/.][^/]*\.ipynb)$"
+                rf".*/extracted/\d+-screened/(?P<student_id>[^/]+)/(?:{re.escape(assignment)}/)?"
+                r"(?P<file_id>[^/]+\.ipynb)$"
             )
             # nbgrader joins this folder to the course root before formatting: give it relative
             downloaded = os.path.relpath(Path(tmp) / "downloaded", settings.root)
@@ -172,9 +215,9 @@ def collect_zips(settings: Settings, zips: list[Path], which: list[str]) -> dict
                 cwd=settings.root,
             )
             if result.returncode != 0:
-                raise SystemExit(
-                    f"nbgrader zip_collect {assignment} failed:\n{result.stdout}{result.stderr}"
-                )
+                raise SystemExit(shown(
+                    f"nbgrader zip_collect {assignment} failed:\n{result.stdout}{result.stderr}",
+                    lines=True))
     return refused
 
 

@@ -5,9 +5,13 @@ reader's browser, and the page reads the same without JavaScript). A late submis
 pages say when it was handed in and due, how late, and what that cost
 (``tools.grading.lateness``); nbgrader's own page lists the penalty among the scores.
 
+Each submission's feedback runs apart, with a time and a memory limit (``feedback``): one
+submission that makes nbconvert slow or hungry loses its own feedback, and only that.
+
 Depends on: ``tools.grading.outcome``, ``tools.grading.settings``,
 ``tools.grading.cells``, ``tools.grading.sanitize``, ``tools.grading.student_files``,
-``tools.grading.lateness``, ``tools.release.assignments``.
+``tools.grading.lateness``, ``tools.grading.warm`` (each run a fork of a warm nbgrader,
+with its limits), ``tools.grading.autograde`` (nbgrader's error read from its log).
 """
 
 from __future__ import annotations
@@ -21,13 +25,14 @@ from pathlib import Path
 
 from nbgrader.utils import parse_utc
 
-from tools.release import assignments as course
 from tools.grading import lateness
+from tools.grading.autograde import last_error
 from tools.grading.cells import cell_meta, read_nb
 from tools.grading.outcome import Outcome
 from tools.grading.sanitize import clean_html, clean_notebook
 from tools.grading.settings import Settings, grader_env
 from tools.grading.student_files import read_bounded
+from tools.grading.warm import Warm
 
 # nbgrader's feedback preprocessors (nbgrader_config.py), its ClearHiddenTests on the test
 # cells only (tools.grading.sandbox.VisibleTests): a student's cell that holds the marker
@@ -37,6 +42,9 @@ PREPROCESSORS = json.dumps([
     "tools.grading.sandbox.VisibleTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ])
+
+FEEDBACK_SECONDS = 120  # wall-clock seconds of one submission's feedback (an honest one: 1-3)
+
 
 def _is_time(text: str) -> bool:
     try:
@@ -55,12 +63,17 @@ EXCHANGE_FILES = {
 }
 
 
-def feedback(settings: Settings, outcomes: list[Outcome], jobs: int = 2) -> list[str]:
-    """Generate the feedback (HTML) of every graded submission, in ``jobs`` nbgrader processes.
+def feedback(settings: Settings, outcomes: list[Outcome], jobs: int = 2,
+             seconds: float = FEEDBACK_SECONDS) -> list[str]:
+    """Generate the feedback (HTML) of every graded submission, ``jobs`` at a time; what
+    went wrong, one line per submission.
 
-    Each process sees a share of the students (a folder of links to their autograded
-    folders); if one fails, its students are done one at a time so that the failure is
-    named.
+    Each submission's feedback is one run of ``nbgrader generate_feedback`` of its own,
+    forked from a warm nbgrader (``tools.grading.warm``: one per job, so nbgrader is
+    imported once per job, not once per submission) with the limits grading has: at most
+    ``seconds`` of wall-clock time and the address space of ``--memory-limit``; a run
+    that reaches either is killed, with every process it started, and that submission
+    has no feedback (said in the summary); the others go on.
     """
     pairs = sorted(
         {
@@ -69,53 +82,53 @@ def feedback(settings: Settings, outcomes: list[Outcome], jobs: int = 2) -> list
             if (settings.root / "autograded" / o.student / o.assignment).is_dir()
         }
     )
-    graded = sorted({student for student, _ in pairs})
-    if not graded:
+    if not pairs:
         return []
     late = {(o.student, o.assignment): o for o in outcomes}
-    parts = max(1, min(jobs, len(graded)))
-    groups = [graded[i::parts] for i in range(parts)]
+    parts = max(1, min(jobs, len(pairs)))
+    env = grader_env(settings)
 
-    def run(group: list[str], name: str, student: str = "*") -> bool:
+    def run(part: int) -> list[str]:
+        warm = Warm(settings.root, env)
+        try:
+            return [p for who, assignment in pairs[part::parts]
+                    if (p := one(warm, f"part-{part}", who, assignment))]
+        finally:
+            warm.close()
+
+    def one(warm: Warm, name: str, who: str, assignment: str) -> str:
         share = settings.work / "feedback" / name
         shutil.rmtree(share, ignore_errors=True)
-        for who, assignment in pairs:
-            if who in group:
-                feedback_copy(
-                    settings.root / "autograded" / who / assignment, share / who / assignment
-                )
-        result = course.run_nbgrader(
+        feedback_copy(settings.root / "autograded" / who / assignment, share / who / assignment)
+        log = share / "generate_feedback.log"
+        pages = settings.root / "feedback" / who / assignment
+        done = warm.start(
             [
                 "generate_feedback",
-                "*",
+                assignment,
                 "--force",
-                f"--student={student}",
+                f"--student={who}",
                 f"--CourseDirectory.autograded_directory={share}",
                 f"--CourseDirectory.db_url={settings.db_url}",
                 f"--GenerateFeedback.preprocessors={PREPROCESSORS}",
             ],
-            cwd=settings.root,
-            env=grader_env(settings),
+            settings.root, log, settings.memory_mb,
         )
-        if result.returncode != 0:
-            return False
-        for who, assignment in pairs:
-            if who in group:
-                clean_pages(settings.root / "feedback" / who / assignment)
-                mark_lateness(settings.root / "feedback" / who / assignment,
-                              late.get((who, assignment)))
-        return True
+        if done.wait(timeout=seconds) is None:
+            done.kill()
+            shutil.rmtree(pages, ignore_errors=True)
+            return (f"{who} {assignment}: no feedback: its feedback ran longer than "
+                    f"{seconds:g} s (the limit of one submission's feedback)")
+        if done.returncode != 0:
+            shutil.rmtree(pages, ignore_errors=True)
+            return (f"{who} {assignment}: no feedback: nbgrader could not generate it "
+                    f"({last_error(log)}; memory limit {settings.memory_mb} MB)")
+        clean_pages(pages)
+        mark_lateness(pages, late.get((who, assignment)))
+        return ""
 
-    problems = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=parts) as pool:
-        done = list(pool.map(lambda ig: run(ig[1], f"part-{ig[0]}"), enumerate(groups)))
-    for ok, group in zip(done, groups):
-        if ok:
-            continue
-        for student in group:
-            if not run([student], f"one-{student}", student):
-                problems.append(f"{student}: feedback could not be generated")
-    return problems
+        return [p for found in pool.map(run, range(parts)) for p in found]
 
 
 def feedback_copy(autograded: Path, into: Path) -> None:

@@ -43,7 +43,12 @@ column that holds the assignment's name (an existing grade item, e.g.
 Moodle's ``Last downloaded from this course`` column is left out (it is optional, and with
 it Moodle refuses grades changed since that export).
 
-Stage: after the export (``grades.csv``), beside it. Depends on: ``tools.release.layout``,
+**Every cell is text or a number**: a roster's cells are what the LMS's users typed (a
+display name ``=HYPERLINK(...)``), so each goes through ``tools.common.text.csv_cell``
+(no formula, no control character); the grades stay numbers.
+
+Stage: after the export (``grades.csv``), beside it. Depends on: ``tools.common.text``,
+``tools.release.layout``,
 ``tools.release.assignments`` (nbgrader's export), ``tools.grading.settings`` (the
 gradebook's URL) and nbgrader's export plugin interface and gradebook.
 """
@@ -60,6 +65,7 @@ from nbgrader.api import MissingEntry
 from nbgrader.plugins import ExportPlugin
 from traitlets import Unicode
 
+from tools.common.text import csv_row
 from tools.release import layout
 
 MAX_ROSTER = 20 * 1024 * 1024  # bytes
@@ -182,7 +188,7 @@ class LmsExport(ExportPlugin):
         with open(dest, "w", newline="", encoding="utf-8") as fh:
             writer = csv.writer(fh)
             for line in self.lines(header, rows, by_row, assignments, scores):
-                writer.writerow(line)
+                writer.writerow(csv_row(line))
         self.log.info("%s grades of %d student(s), %d assignment(s): %s", self.lms,
                       len(by_row), len(assignments), dest)
 

@@ -6,6 +6,7 @@ Stage: none (the record every later stage fills or reads). Depends on nothing.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 @dataclass
@@ -22,6 +23,7 @@ class Outcome:
     needs_manual: bool = False
     note: str = ""  # what went wrong with the grader itself, not with the submission
     numbers: str = ""  # the student's own numbers, as the grader drew them (memkit.variants)
+    choices: dict = field(default_factory=dict)  # notebook -> test id -> the letters chosen
     late: object = None  # tools.grading.lateness.Lateness: handed in, due, penalty
 
     @property
@@ -48,7 +50,13 @@ STATUSES = {
 }
 
 
+# a name quoted in a reason (``repr``: the student's file, member or grade id) says
+# nothing of the status: a file named 'not a notebook' does not reject a submission
+QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+
+
 def status_of(graded: bool, handed_in: bool, reasons: list[str], overruled: bool) -> str:
+    reasons = [QUOTED.sub("''", r) for r in reasons]
     unreadable = any(("not valid JSON" in r or "not a notebook" in r) for r in reasons)
     missing = any("not handed in: scored 0" in r for r in reasons)
     if not graded:

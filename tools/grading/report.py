@@ -2,8 +2,12 @@
 per submission: score, status, seconds, reasons, when it was handed in and due, its late
 penalty) and the summary printed at the end.
 
+Everything in them a student controls (a folder or file name, a reason, a message) is
+written as text: each CSV cell through ``tools.common.text.csv_cell`` (no formula), each
+printed line through ``tools.common.text.shown`` (no control character).
+
 Depends on: ``tools.grading.outcome``, ``tools.grading.settings``, ``tools.grading.lateness``,
-``tools.release.layout``, ``tools.release.assignments`` (nbgrader).
+``tools.release.layout``, ``tools.release.assignments`` (nbgrader), ``tools.common.text``.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import csv
 import statistics
 from pathlib import Path
 
+from tools.common.text import csv_row, shown
 from tools.release import assignments as course
 from tools.release import layout
 from tools.grading import lateness
@@ -51,7 +56,7 @@ def write_report(outcomes: list[Outcome], path: Path) -> None:
             ]
         )
         for o in sorted(outcomes, key=lambda o: (o.assignment, o.student)):
-            writer.writerow(
+            writer.writerow(csv_row(
                 [
                     o.assignment,
                     o.student,
@@ -65,7 +70,7 @@ def write_report(outcomes: list[Outcome], path: Path) -> None:
                     o.numbers,
                     *_late_columns(o),
                 ]
-            )
+            ))
 
 
 def _late_columns(o: Outcome) -> list[str]:
@@ -123,11 +128,18 @@ def summary(outcomes: list[Outcome], which: list[str], problems: list[str] = ())
     late = [o for o in outcomes if o.late is not None and o.late.seconds_late > 0]
     if late:
         lines.append("")
-        lines.append("Late submissions (handed in after the due date of schedule.yml; penalty as "
-                     "configured in nbgrader_config.py):")
+        lines.append("Late submissions (handed in after the due date of schedule.yml, or of the "
+                     "student's extension; penalty as configured in nbgrader_config.py):")
         for o in sorted(late, key=lambda o: (o.assignment, o.student)):
             lines.append(f"  {o.assignment} {o.student}: {lateness.late_text(o.late)}, "
                          f"-{o.penalty:g} points: {o.final_score:g}/{o.max_score:g}")
+    extended = [o for o in outcomes if o.late is not None and o.late.extended]
+    if extended:
+        lines.append("")
+        lines.append("Extensions (extensions.yml: the student's own due date, UTC):")
+        for o in sorted(extended, key=lambda o: (o.assignment, o.student)):
+            lines.append(f"  {o.assignment} {o.student}: due {lateness.utc_text(o.late.due)}, "
+                         f"{lateness.late_text(o.late)}")
     noted = [o for o in outcomes if o.note]
     if noted:
         lines.append("")
@@ -139,7 +151,7 @@ def summary(outcomes: list[Outcome], which: list[str], problems: list[str] = ())
         lines.append("The gradebook was changed by something other than the grader during the run")
         lines.append("(the changes were undone before the export):")
         lines += [f"  {p}" for p in problems]
-    return "\n".join(lines)
+    return "\n".join(shown(line) for line in lines)
 
 
 def _session_key(name: str):

@@ -7,7 +7,8 @@ nbgrader (and the probe of ``tools.grading.repair``) start every kernel through
   of the submission's regular files but no notebook: the notebook being graded reaches
   the kernel cell by cell), removed when the kernel stops; as root it is a tmpfs of
   ``MEMCOURSE_SANDBOX_DISK_MB`` (512 MB), and the sandbox's ``/tmp`` is a tmpfs of that
-  size too, so that no kernel can fill the machine's disk;
+  size too (mode 1777, as a system's ``/tmp``: the student's code may write there), so
+  that no kernel can fill the machine's disk;
 * the course environment **read-only**: the system (``/usr``), the Python installation and
   its virtual environment, and ``memkit`` (bound at ``/opt/memcourse/memkit``). Nothing
   else of the machine is there: not the course root (solutions, gradebook, other
@@ -207,7 +208,9 @@ def command(
         key=lambda p: p.count("/"),
     )
     args += _system_binds()
-    args += ["--proc", "/proc", "--dev", "/dev", "--size", str(disk_mb() << 20), "--tmpfs", "/tmp"]
+    # /tmp as everywhere: anyone may write there (sticky, 1777), the sandbox user included
+    args += ["--proc", "/proc", "--dev", "/dev", "--size", str(disk_mb() << 20),
+             "--perms", "1777", "--tmpfs", "/tmp"]
     for folder in above:
         args += ["--perms", "0755", "--dir", folder]
     for src, dest in binds:

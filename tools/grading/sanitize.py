@@ -13,10 +13,20 @@ an image whose base64 text breaks out of its attribute. So:
     event handler, iframe, object, embed, form, style, ``javascript:`` or external URL);
     an output keeps only the kinds a page shows as data (plain text, cleaned HTML or
     markdown, PNG, JPEG or GIF whose base64 decodes) and no metadata; attachments go.
+``trimmed(text, limit) -> text``
+    ``text`` cut to ``limit`` characters, with a visible note of how much was left out.
 ``clean_html(html) -> html``
     an HTML fragment or page through nh3 with the same rules; a page (a document from
     ``<!DOCTYPE`` or ``<html>``) keeps its style sheets (nbgrader's template, around
     content already cleaned) and is given back as a document.
+
+**Bounded.** A page shows at most ``MAX_CELL`` characters of a markdown or raw cell,
+``MAX_CODE`` of a code cell, ``MAX_OUTPUT`` of an output's text (each kind of it; an image
+at most ``MAX_IMAGE``) and ``MAX_OUTPUTS`` outputs of a cell: beyond them the rest is left
+out with a note that says how much. An honest notebook is far below every bound (a written
+answer has a few thousand characters, a figure a few hundred thousand of base64); nbconvert
+renders markdown at about 10 s a megabyte of maths and emphasis, so a 42 MB cell would
+take the feedback minutes and gigabytes, a 50,000-character one half a second.
 
 No regular expression touches HTML here: nh3 parses it as a browser does (html5ever).
 
@@ -46,6 +56,18 @@ PAGE_TAGS = TAGS | {"style", "title", "meta"}
 PAGE_ATTRIBUTES = {**ATTRIBUTES, "meta": {"charset"}, "style": {"type"}}
 KEPT_OUTPUT = ("text/plain", "text/html", "text/markdown") + IMAGES
 MAX_IMAGE = 20_000_000  # characters of one image's base64 text
+MAX_CELL = 50_000  # characters of a markdown or raw cell a page shows
+MAX_CODE = 200_000  # characters of a code cell a page shows
+MAX_OUTPUT = 100_000  # characters of one output's text (of each of its kinds)
+MAX_OUTPUTS = 50  # outputs of one cell a page shows
+
+
+def trimmed(text: str, limit: int) -> str:
+    """``text``, or its first ``limit`` characters and a note of how many more there were."""
+    if len(text) <= limit:
+        return text
+    return (text[:limit] + f"\n\n[... {len(text) - limit:,} more characters left out: "
+            f"a page shows at most {limit:,} of it]")
 
 
 def _attribute(element: str, attribute: str, value: str) -> str | None:
@@ -115,14 +137,16 @@ def clean_output(output: dict) -> dict | None:
     kind = output.get("output_type")
     if kind == "stream":
         name = output.get("name") if output.get("name") in ("stdout", "stderr") else "stdout"
-        return {"output_type": "stream", "name": name, "text": _text(output.get("text", ""))}
+        return {"output_type": "stream", "name": name,
+                "text": trimmed(_text(output.get("text", "")), MAX_OUTPUT)}
     if kind == "error":
         trace = output.get("traceback")
         return {
             "output_type": "error",
-            "ename": _text(output.get("ename", "Error")),
-            "evalue": _text(output.get("evalue", "")),
-            "traceback": [_text(t) for t in trace] if isinstance(trace, list) else [],
+            "ename": trimmed(_text(output.get("ename", "Error")), MAX_OUTPUT),
+            "evalue": trimmed(_text(output.get("evalue", "")), MAX_OUTPUT),
+            "traceback": [trimmed("\n".join(_text(t) for t in trace), MAX_OUTPUT)]
+            if isinstance(trace, list) else [],
         }
     if kind not in ("display_data", "execute_result"):
         return None
@@ -132,6 +156,8 @@ def clean_output(output: dict) -> dict | None:
         if mime not in data:
             continue
         value = _text(data[mime])
+        if mime not in IMAGES:
+            value = trimmed(value, MAX_OUTPUT)
         if mime == "text/html":
             value = _clean(value)
         elif mime == "text/markdown":
@@ -155,9 +181,18 @@ def clean_notebook(nb: dict) -> dict:
         if not isinstance(cell, dict):
             continue
         cell.pop("attachments", None)
+        source = _text(cell.get("source", ""))
         if cell.get("cell_type") == "markdown":
-            cell["source"] = _markdown(_text(cell.get("source", "")))
+            cell["source"] = _markdown(trimmed(source, MAX_CELL))
+        else:
+            cell["source"] = trimmed(source, MAX_CODE if cell.get("cell_type") == "code"
+                                     else MAX_CELL)
         if "outputs" in cell:
             outputs = cell["outputs"] if isinstance(cell["outputs"], list) else []
-            cell["outputs"] = [o for o in (clean_output(x) for x in outputs) if o is not None]
+            kept = [o for o in (clean_output(x) for x in outputs[:MAX_OUTPUTS]) if o is not None]
+            if len(outputs) > MAX_OUTPUTS:
+                kept.append({"output_type": "stream", "name": "stdout",
+                             "text": f"[... {len(outputs) - MAX_OUTPUTS:,} more outputs left "
+                                     f"out: a page shows at most {MAX_OUTPUTS} of a cell]"})
+            cell["outputs"] = kept
     return nb

@@ -4,14 +4,18 @@ The rules: a file that is not a notebook is rejected (scored 0): not JSON, neste
 deep, not a dict with a list of cells, an old format with a field of the wrong type;
 locked cells that were deleted, copied, retyped or edited are put back as released; a
 deleted answer cell comes back as its stub; cells the student added are kept after the
-graded cell they followed; graded cells go back in the release's order. Each test cell
+graded cell they followed; graded cells go back in the release's order; a markdown or
+raw cell is cut to what a page shows (``tools.grading.sanitize.MAX_CELL``). Each test cell
 keeps its visible part only (the release's) and gets the grader's export cell before it
 (``tools.grading.recheck``: the answers the whole test reads and the results of the
 student's functions on the test's inputs, printed as plain data). Every change is given
 as a reason.
 
 Depends on: ``tools.grading.cells``, ``tools.grading.hidden``, ``tools.grading.recheck``,
-``tools.release.schedule`` (a header that differs only in its due line is not an edit).
+``tools.release.schedule`` (a header that differs only in its due line is not an edit),
+``tools.common.text`` (a grade id the student chose is quoted; like reasons counted),
+``tools.grading.sanitize`` (a markdown or raw cell longer than a page shows is trimmed
+here, with a note: neither nbgrader nor the feedback handles more).
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ from dataclasses import dataclass, field
 
 import nbformat
 
+from tools.common.text import counted, quoted
 from tools.grading import hidden, recheck
 from tools.release import schedule
 from tools.grading.cells import cell_meta, cell_text, new_cell
+from tools.grading.sanitize import MAX_CELL, trimmed
 
 @dataclass
 class Screened:
@@ -94,6 +100,8 @@ def screen(text: str, source: dict, release: dict, split: hidden.Split | None = 
     seen_order: list[str] = []
     anchor = None
     dropped = 0
+    unknown: list[str] = []
+    long_cells = 0
     for raw in data["cells"]:
         if not isinstance(raw, dict):
             dropped += 1
@@ -102,16 +110,23 @@ def screen(text: str, source: dict, release: dict, split: hidden.Split | None = 
             raw.get("cell_type") if raw.get("cell_type") in ("code", "markdown", "raw") else "raw"
         )
         text_ = cell_text(raw)
+        if ctype != "code" and len(text_) > MAX_CELL:  # no page shows more (sanitize)
+            text_ = trimmed(text_, MAX_CELL)
+            long_cells += 1
         gid = cell_meta(raw).get("grade_id")
         if not isinstance(gid, str) or gid not in known:
             if isinstance(gid, str) and gid:
-                reasons.append(f"a cell with the unknown grade id {gid!r} was kept as a plain cell")
+                unknown.append(f"a cell with the unknown grade id {quoted(gid)} was kept as a plain cell")
             extras[anchor].append((ctype, text_))
             continue
         if gid not in occurrences:
             seen_order.append(gid)
         occurrences[gid].append((ctype, text_))
         anchor = gid
+    reasons += counted(unknown, "cells with an unknown grade id kept as plain cells")
+    if long_cells:
+        reasons.append(f"{long_cells} markdown or raw cell{'s' if long_cells > 1 else ''} "
+                       f"longer than {MAX_CELL:,} characters trimmed to {MAX_CELL:,}, with a note")
     if dropped:
         reasons.append(
             f"{dropped} entr{'y' if dropped == 1 else 'ies'} of the cell list "

@@ -6,10 +6,12 @@ Nothing of the submission is followed or read whole (``tools.grading.student_fil
 notebook that is a link or a special file is rejected, another file that is one is left
 out (each with its reason), and only regular files within their size limits are read or
 copied. Its ``timestamp.txt`` (when it was handed in) is read apart
-(``tools.grading.lateness``): nbgrader gets a clean one, or none with the reason.
+(``tools.grading.lateness``): nbgrader gets a clean one, or none with the reason. A name
+the student chose is quoted in its reason, never put first, and like reasons are counted
+past the first few (``tools.common.text``): 20,000 files make four reasons, not 20,000.
 
 Depends on: ``tools.grading.screening``, ``tools.grading.student_files``,
-``tools.grading.lateness``, ``tools.grading.settings``.
+``tools.grading.lateness``, ``tools.grading.settings``, ``tools.common.text``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 
 import nbformat
 
+from tools.common.text import counted, quoted
 from tools.grading import lateness, student_files as files
 from tools.grading.screening import Screened, screen
 from tools.grading.settings import Settings
@@ -43,6 +46,7 @@ class Staged:
     files: list[str] = field(default_factory=list)  # its other regular files, copied for it
     splits: dict = field(default_factory=dict)  # the calls of each source's tests (hidden)
     numbers: dict = field(default_factory=dict)  # the student's numbers, per notebook (judgement)
+    choices: dict = field(default_factory=dict)  # the letters of each multiple-choice answer
     timestamp: datetime.datetime | None = None  # when it was handed in (naive UTC)
     seat: int | None = None  # the student's seat on the class list (memkit.class_list)
 
@@ -83,27 +87,33 @@ def stage(
         reasons += [f"{name}: {r}" for r in result.reasons]
         if not result.rejected:
             screened[name] = result
-    for extra in sorted(present - set(sources)):
-        reasons.append(f"{extra}: not a notebook of {assignment}: ignored")
+    reasons += counted([f"the notebook {quoted(extra)} is no part of {assignment}: left out"
+                        for extra in sorted(present - set(sources))],
+                       f"notebooks that are no part of {assignment} left out")
     timestamp, why = lateness.read_timestamp(folder)
     if why:
         reasons.append(why)
     kept, total = [], 0
+    left_out: dict[str, list[str]] = {}  # why: the names left out for it
     for name, what in sorted(listing.items()):
         if name.endswith(".ipynb") or what == "dir" or name == lateness.TIMESTAMP:
             continue
         if what != "file":
-            reasons.append(f"{name}: {files.refusal(what)}: left out")
+            left_out.setdefault(files.refusal(what), []).append(name)
             continue
         try:
             size = (folder / name).lstat().st_size
         except OSError:
             continue
         if size > files.MAX_FILE or total + size > files.MAX_FILES_TOTAL or len(kept) >= files.MAX_FILES:
-            reasons.append(f"{name}: over the size or count limit of a submission's files: left out")
+            left_out.setdefault("over the size or count limit of a submission's files",
+                                []).append(name)
             continue
         kept.append(name)
         total += size
+    for why, names in left_out.items():
+        reasons += counted([f"the file {quoted(name)} is {why}: left out" for name in names],
+                           f"files left out ({why})")
     staged = Staged(
         assignment, student, folder, screened, reasons, bool(screened), sources=sources,
         files=kept, splits=dict(splits or {}), timestamp=timestamp, seat=seat,

@@ -16,6 +16,10 @@ sets your student id once (issue 30): the exit tests draw your own numbers from 
 (``memkit.variants``). Set the id your instructor files your work under (the folder name
 of ``submitted/<your id>/``): the grader checks your answers against that id's numbers.
 Without it you get the default id's; on the course's JupyterHub your hub user is your id.
+
+What a notebook holds (a grade id, a title, a test's message, a printed line) is printed
+with its control characters escaped (``tools.common.text.shown``): a notebook handed
+around cannot move the cursor or clear the terminal of whoever checks it.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from pathlib import Path
 
 import nbformat
 from tools import ROOT
+from tools.common.text import shown
 
 
 
@@ -246,7 +251,7 @@ def report(path: Path, qs: list[Question], warnings: list[str], root: Path = ROO
         " that a value is right: the values are graded when the notebook is graded)"
     )
     lines += [f"  warning: {w}" for w in warnings]
-    return "\n".join(lines)
+    return "\n".join(shown(line) for line in lines)
 
 
 def whose_numbers() -> str:
@@ -310,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             qs, warnings = check(path, args.timeout)
         except Exception as exc:  # a notebook that cannot be read or run
-            print(f"{path}: could not be checked ({type(exc).__name__}: {exc})")
+            print(shown(f"{path}: could not be checked ({type(exc).__name__}: {exc})"))
             status = 2
             continue
         print(report(path, qs, warnings))

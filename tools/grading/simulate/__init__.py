@@ -13,6 +13,8 @@
 ``disguised_copy`` a class in which two students copied each other's code (the
                 similarity report's test): honest students in styles of their own, a
                 disguised copy
+``abilities``   students of different abilities (the Rasch model) and questions broken
+                on purpose, a wrong key or a slip accepted (the item analysis's test)
 ``classroom``   a class of them written as nbgrader's submitted/ tree or a zip
 ==============  ===============================================================
 

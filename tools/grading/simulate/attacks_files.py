@@ -1,10 +1,14 @@
-"""The second round of hostile students (issue 25): links, special files, JSON bombs, a
-kernel that reads the tests or floods the check, scripts for the feedback, time and disk.
+"""The second and third rounds of hostile students: links, special files, JSON bombs, a
+kernel that reads the tests or floods the check, scripts for the feedback, time and disk;
+then names that are formulas or terminal escapes, a notebook too big to show, a class
+archive that files work under a classmate, twenty thousand files.
 
-``ATTACKS_25`` names each attack; ``place(kind, folder, ...)`` writes the submission of one
-into ``folder`` (``<submitted>/<student>/<assignment>``) and returns the most it may
-score (None: no more than the ``wrong`` control of ``tools.grading.simulate.attacks``)
-and the reason the report must give (a part of it; None: none asked).
+``ATTACKS_25`` and ``ATTACKS_39`` name each attack; ``place(kind, folder, ...)`` writes the
+submission of one into ``folder`` (``<submitted>/<student>/<assignment>``) and returns the
+most it may score (None: no more than the ``wrong`` control of
+``tools.grading.simulate.attacks``) and the reason the report must give (a part of it;
+None: none asked). ``class_archives`` writes the attacks that come in a class archive
+(``ZIP_ATTACKS``), with what each student must get.
 
 Depends on: ``tools.grading.simulate.answers``, ``tools.grading.simulate.attacks``,
 ``tools.grading.cells``.
@@ -42,6 +46,26 @@ ATTACKS_25 = {
     "result (read by nbgrader as partial credit) and an error before every cell",
     "result-hook-wrong": "wrong answers and the same hook",
 }
+# The third round: each is a submission of full answers, but for the zip attacks.
+ATTACKS_39 = {
+    "formula-names": "files named as spreadsheet formulas (=HYPERLINK(...).ipynb, +SUM(1+1), "
+    "@SUM(2+2), -2+3) and as a terminal escape (ESC[2J), and a stray extra notebook",
+    "huge-page": "a 3 MB markdown cell, an output line of 300,000 characters and 200 outputs "
+    "of one cell, for the feedback and Formgrader to render",
+    "many-files": "20,000 small files beside the notebook",
+}
+# The class archive's attacks (ZIP=): a student's upload holding classmates' folders, two
+# archives holding the same file.
+ZIP_ATTACKS = {
+    "zip-foreign": "its upload holds its own notebook and a folder for zip-victim (who handed "
+    "nothing in: full answers) and for student-02 (a blank notebook)",
+    "zip-victim": "handed nothing in (an empty folder): must stay missing",
+    "zip-dup": "its notebook in two archives: full answers in the first, blank in the second",
+}
+FORMULA_NAMES = ['=HYPERLINK("example.com","click").ipynb', "+SUM(1+1).ipynb",
+                 "@SUM(2+2).txt", "-2+3.txt", "\x1b[2J\x1b[31mCLEARED.txt"]
+HUGE_MARKDOWN = 3_000_000  # characters
+MANY_FILES = 20_000
 SAW_HIDDEN = "SAW-HIDDEN-TESTS"
 MARK = "PWNED-BY-SCRIPT"
 
@@ -112,6 +136,22 @@ else:
 '''
 
 
+_FLOOD = r'''
+from IPython.display import Markdown, display
+print("L" * 300000)
+for __k in range(200):
+    display(Markdown(f"**flood {__k}**"))
+'''
+
+
+def _markdown_words(size: int) -> str:
+    """``size`` characters of markdown with maths, emphasis, code and links (what makes
+    nbconvert slowest per character)."""
+    words = ["alpha", "*beta*", "$x^2$", "`code`", "[a](b)", "gamma\n\n"]
+    text = " ".join(words * (size // 30 + 1))
+    return text[:size]
+
+
 # Before every cell the kernel runs, a result line and an error on IOPub: nbgrader reads a
 # test cell's first result as its partial credit.
 _RESULT_HOOK = r'''
@@ -151,7 +191,7 @@ def place(kind: str, folder: Path, source: dict, release: dict, name: str,
         (folder / "classmate.ipynb.txt").symlink_to(classmate / name)
         _append(_first_answer(nb, source), "import os\nprint('LINKED', [open(f).read()[:80] for f in "
                 "('data.txt', 'shadow.txt', 'gradebook.txt') if os.path.exists(f)])")
-        expected = (0.0, "data.txt: a symbolic link (not followed): left out")
+        expected = (0.0, "the file 'data.txt' is a symbolic link (not followed): left out")
     elif kind == "link-notebook":
         (folder / name).symlink_to(classmate / name)
         return 0.0, f"{name}: not a notebook ({name} is a symbolic link (not followed))"
@@ -192,6 +232,28 @@ def place(kind: str, folder: Path, source: dict, release: dict, name: str,
         expected = (0.0, "ran longer than the time limit of a submission")
     elif kind == "disk-filler":
         _append(_first_answer(nb, source), _FILLER)
+    elif kind == "formula-names":
+        for name_ in FORMULA_NAMES:
+            if name_.endswith(".ipynb"):  # a stray notebook, never read
+                (folder / name_).write_text(json.dumps(release))
+            else:  # a link: left out with its name in the reason
+                (folder / name_).symlink_to("/etc/hostname")
+        import nbformat
+
+        odd = nbformat.v4.new_markdown_cell("notes")
+        odd["metadata"]["nbgrader"] = {"grade_id": "=1+1", "grade": False, "solution": False}
+        nb["cells"].insert(1, odd)
+        expected = (total, "the notebook '+SUM(1+1).ipynb' is no part of")
+    elif kind == "huge-page":
+        import nbformat
+
+        _append(_first_answer(nb, source), _FLOOD)
+        nb["cells"].insert(1, nbformat.v4.new_markdown_cell(_markdown_words(HUGE_MARKDOWN)))
+        expected = (total, "trimmed to")
+    elif kind == "many-files":
+        for i in range(MANY_FILES):
+            (folder / f"f{i:05d}.txt").write_bytes(b"")
+        expected = (total, "more files left out (over the size or count limit")
     elif kind in ("result-hook", "result-hook-wrong"):
         import nbformat
 
@@ -203,7 +265,35 @@ def place(kind: str, folder: Path, source: dict, release: dict, name: str,
             expected = (None, None)
         nb["cells"].insert(1, nbformat.v4.new_code_cell(_RESULT_HOOK.strip("\n")))
     else:
-        raise ValueError(f"unknown attack {kind!r}; one of {sorted(ATTACKS_25)}")
+        raise ValueError(f"unknown attack {kind!r}; one of {sorted(ATTACKS_25 | ATTACKS_39)}")
     if write:
         (folder / name).write_text(json.dumps(nb, indent=1) + "\n")
     return expected
+
+
+def class_archives(folder: Path, submitted: Path, assignment: str, source: dict,
+                   release: dict, name: str) -> tuple[list[Path], dict]:
+    """The two class archives of ``ZIP_ATTACKS`` in ``folder`` (zip-victim's empty folder in
+    ``submitted``), and {student: (score, status or None, reason or None)} they must give."""
+    import zipfile
+
+    total = sum(q.points for q in questions(source))
+    full = json.dumps(_notebook(source, release)) + "\n"
+    blank = json.dumps(_notebook(source, release, answered=False)) + "\n"
+    (submitted / "zip-victim" / assignment).mkdir(parents=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    first, second = folder / "uploads-a.zip", folder / "uploads-b.zip"
+    own = f"zip-foreign/{assignment}"
+    with zipfile.ZipFile(first, "w") as zf:
+        zf.writestr(f"{own}/{name}", full)
+        zf.writestr(f"{own}/zip-victim/{assignment}/{name}", full)
+        zf.writestr(f"{own}/student-02/{assignment}/{name}", blank)
+        zf.writestr(f"zip-dup/{assignment}/{name}", full)
+    with zipfile.ZipFile(second, "w") as zf:
+        zf.writestr(f"zip-dup/{assignment}/{name}", blank)
+    return [first, second], {
+        "zip-foreign": (total, None, "refused (it is in a folder inside the folder of "
+                                     "'zip-foreign'"),
+        "zip-victim": (0.0, "missing", None),
+        "zip-dup": (total, None, "refused (a second member for a file already filed"),
+    }

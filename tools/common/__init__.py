@@ -1,0 +1,12 @@
+"""What every role's tools share: small helpers that import no role package.
+
+==================  ================================================================
+``text``            what a student wrote, shown as text: a CSV cell a spreadsheet
+                    reads as text, a line a terminal shows with its control
+                    characters escaped, a long list of like reasons counted
+``nbgrader_cli``    nbgrader's commands run as the course runs them (its
+                    environment, without the slow optional imports)
+==================  ================================================================
+
+Every package of ``tools`` may import this one; it imports none of them.
+"""
