@@ -78,3 +78,18 @@ def scaled_gap(K, V, q, lengths, beta) -> float:
     o_att, _ = attention.attend(keys, V, q, beta)
     o_nw, _ = attention.nadaraya_watson(keys, V, q, attention.gaussian_kernel(1 / math.sqrt(beta)))
     return float(np.max(np.abs(o_att - o_nw)))
+
+
+def hopfield_kinds(X, xi, betas, steps: int = 60) -> list[str]:
+    """The fixed point the Hopfield retrieval from ``xi`` ends at, for each of ``betas``
+    (memkit.attention, D8): the nearest of the mean of all patterns (``"global"``), the mean of
+    the first two (``"metastable"``) and the first pattern (``"single"``)."""
+    from memkit import attention
+
+    X = np.asarray(X, dtype=float)
+    candidates = {"global": X.mean(axis=0), "metastable": X[:2].mean(axis=0), "single": X[0]}
+    found = []
+    for beta in betas:
+        end = attention.hopfield_retrieve(X, xi, beta, steps)[-1]
+        found.append(min(candidates, key=lambda name: float(np.linalg.norm(end - candidates[name]))))
+    return found

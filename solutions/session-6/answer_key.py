@@ -27,6 +27,22 @@ def baseline_variances(a, r, b: float, m: int) -> tuple[float, np.ndarray]:
     return float(entries.sum()), entries
 
 
+def total_variance_spread(a, r, b: float, m: int, repeats: int) -> float:
+    """The standard deviation of the total variance measured from ``repeats`` estimates, each
+    the mean ``Y`` of ``m`` one-sample estimates ``X = (r_i - b)(e_i - a)`` (D16), ``i`` drawn
+    with the probabilities ``a``: ``sqrt((E|Y - mu|^4 - (E|Y - mu|^2)^2) / repeats)``, with
+    ``E|Y - mu|^2 = tr S / m`` and ``E|Y - mu|^4 = (m k + m (m - 1)((tr S)^2 + 2 tr S^2)) / m^4``
+    for the covariance ``S`` of ``X`` and ``k = E|X - mu|^4``.
+    """
+    a, r = np.asarray(a, dtype=float), np.asarray(r, dtype=float)
+    x = (r - b)[:, None] * (np.eye(len(a)) - a)  # row i: the estimate when i is drawn
+    centred = x - a @ x
+    S = centred.T @ (a[:, None] * centred)
+    k = a @ np.sum(centred ** 2, axis=1) ** 2
+    fourth = (m * k + m * (m - 1) * (np.trace(S) ** 2 + 2 * np.trace(S @ S))) / m ** 4
+    return float(np.sqrt(max(fourth - (np.trace(S) / m) ** 2, 0.0) / repeats))
+
+
 def trained_keys(target: float):
     """The figure of Chapter 7 (three unit keys at 60, 150 and 100 degrees holding -1, 0.2 and
     1, query (1, 0), beta 3, step 0.1, 40 steps) trained toward ``target``: the key nearest the
