@@ -453,14 +453,14 @@ def householder_product(K, beta) -> np.ndarray:
 
 
 def householder_wy(K, beta) -> np.ndarray:
-    """The compact WY form of ``householder_product``: ``P_n = I - W^T K``.
+    """The compact WY form of ``householder_product``: ``P_n = I - Omega^T K``.
 
     Chapter 10 (DeltaNet, Yang et al. 2024): the product of n generalised Householder
-    matrices is the identity minus a sum of n outer products, ``sum_t w_t k_t^T``, with
-    ``w_t = b_t (k_t - sum_{i<t} w_i (k_i^T k_t))``. All the w_t at once solve the
-    triangular system ``(I + diag(b) tril(K K^T, -1)) W = diag(b) K``, so no d x d
+    matrices is the identity minus a sum of n outer products, ``sum_t omega_t k_t^T``, with
+    ``omega_t = b_t (k_t - sum_{i<t} omega_i (k_i^T k_t))``. All the omega_t at once solve
+    the triangular system ``(I + diag(b) tril(K K^T, -1)) Omega = diag(b) K``, so no d x d
     matrix is formed token by token. ``K`` (n, d), ``beta`` scalar or (n,).
-    Returns ``W`` (n, d).
+    Returns ``Omega`` (n, d).
     """
     K, b = _keys_and_strengths(K, beta)
     T = np.eye(K.shape[0]) + b[:, None] * np.tril(K @ K.T, -1)
@@ -473,8 +473,7 @@ def delta_rule_wy(K, V, beta) -> np.ndarray:
     Chapter 10 (DeltaNet): from ``S_0 = 0`` the delta recurrence keeps
     ``S_t = sum_{i<=t} u_i k_i^T`` with ``u_t = b_t (v_t - sum_{i<t} u_i (k_i^T k_t))``,
     i.e. ``(I + diag(b) tril(K K^T, -1)) U = diag(b) V``: one triangular solve in place
-    of n sequential updates, which is what lets training run in parallel over the
-    sequence. ``K`` (n, d_k), ``V`` (n, d_v), ``beta`` scalar or (n,).
+    of n state updates, the step that DeltaNet applies inside each chunk of a sequence. ``K`` (n, d_k), ``V`` (n, d_v), ``beta`` scalar or (n,).
     Returns the final state (d_v, d_k), equal to ``run_updates(K, V, "delta", beta=beta)``.
     """
     K, b = _keys_and_strengths(K, beta)

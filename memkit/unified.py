@@ -64,7 +64,7 @@ LAYERS = (
     Layer("linear_attention", "linear attention", r"$S\in\mathbb R^{d_v\times d_k}$",
           r"$S+vk^\top$", r"$Sq$", "fixed", "linear"),
     Layer("decay", "decayed / gated", r"$S$", r"$\gamma S+vk^\top$", r"$Sq$", "fixed", "linear"),
-    Layer("delta_rule", "delta rule", r"$S$", r"$S+\beta(v-Sk)k^\top$", r"$Sq$", "fixed", "linear"),
+    Layer("delta_rule", "delta rule", r"$S$", r"$S+\eta(v-Sk)k^\top$", r"$Sq$", "fixed", "linear"),
     Layer("test_time_training", "test-time training", r"the weights of a model $f_S$",
           r"a gradient step on $f_S$", r"$f_S(q)$", "fixed", "nonlinear"),
     Layer("hopfield", "modern Hopfield", r"the stored patterns (rows of $X$)", "append the pattern",
@@ -213,7 +213,7 @@ QUESTION_LAYERS = {
     ),
     "delta rule": (
         "S, d_v x d_k, fixed in size",
-        "the forward pass corrects: S + beta (v - S k) k^T",
+        "the forward pass corrects: S + eta (v - S k) k^T",
         "linear: S q",
         "by overwriting the value stored at a repeated key",
     ),

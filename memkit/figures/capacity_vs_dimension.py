@@ -74,8 +74,9 @@ class CapacityVsDimension(InteractiveFigure):
     alt_text = ("The predicted interference-to-signal ratio against the number of stored pairs "
                 "for the linear, ReLU-power and softmax reads, each crossing the dashed line of "
                 "ratio 1 at its capacity, marked with a dot and its value.")
-    prompt = ("Drag the dimension d: every capacity dot moves right, the ReLU powers' by orders "
-              "of magnitude and the softmax one fastest of all.")
+    prompt = ("At d = 64, read the five dots left to right, each sharper read holding many "
+              "times more pairs; then drag d: every dot moves right, the higher ReLU powers "
+              "faster, and the softmax dot soon leaves the chart.")
     compute = staticmethod(capacity_curves)
 
     def make_controls(self):

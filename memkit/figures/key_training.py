@@ -106,8 +106,8 @@ class KeyTrainingFigure(InteractiveFigure):
         ax = self.ax_curve
         steps = np.arange(MAX_STEPS + 1)
         run = _trajectory()
-        ax.axhline(TARGET, color=style.QUERY, lw=0.8, ls="--")
-        ax.text(MAX_STEPS, TARGET + 0.04, "target", color=style.QUERY, ha="right", va="bottom",
+        ax.axhline(TARGET, color=style.INK, lw=0.8, ls="--")
+        ax.text(MAX_STEPS, TARGET + 0.04, "target", color=style.INK, ha="right", va="bottom",
                 fontsize=8)
         ax.plot(steps, run.outputs, color=style.VALUE, lw=1.2, label="output $o$")
         ax.plot(steps, run.weights[:, TARGET_KEY], color=style.KEY, lw=1.2, label="weight $a_2$")

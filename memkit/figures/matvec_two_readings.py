@@ -2,7 +2,9 @@
 
 Drag the first coordinate of x. By rows every output y_i = w_i^T x can change; by
 columns only the first column c_1 is rescaled before the columns are added; both
-readings end at the same y.
+readings end at the same y. The columns are contents, so their shares are violet (the
+value colour of Chapter 0), column 1's in full and hatched, the others paler; the
+figure has no query, so no copper.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from memkit.figures.base import InteractiveFigure
 #: the matrix and input of the figure (3 outputs, 3 inputs)
 W = np.array([[1.0, -0.5, 0.8], [0.6, 1.2, -0.4], [-0.9, 0.3, 1.0]])
 X_REST = np.array([0.8, -0.6])
+#: opacity of the three columns' shares: column 1, the one the slider moves, in full
+COLUMN_ALPHAS = (1.0, 0.35, 0.6)
 
 
 def readings(x1: float) -> dict:
@@ -60,8 +64,11 @@ class MatvecTwoReadings(InteractiveFigure):
                 outputs + (j - 1) * width,
                 np.zeros(3),
                 width=width,
-                color=style.QUERY if j == 0 else style.VALUE,
-                alpha=1.0 if j == 0 else 0.35 + 0.3 * j,
+                color=style.VALUE,
+                alpha=COLUMN_ALPHAS[j],
+                hatch="///" if j == 0 else None,
+                edgecolor=style.INK if j == 0 else "none",
+                linewidth=0.6,
                 label=f"$x_{j + 1} c_{j + 1}$",
             )
             for j in range(3)

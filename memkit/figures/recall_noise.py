@@ -2,7 +2,8 @@
 
 Drag the number M of stored memories (random unit keys in R^16): the weight of the
 memory asked for stays 1 while the weights k_i^T k_j that leak the other values into
-the answer grow in number and in total size.
+the answer grow in number and in total size. Every bar weighs a stored value, so all
+are violet (the value colour of Chapter 0): the target's in full, the leaks paler.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ D_K = 16
 D_V = 32
 M_MAX = 64
 SEED = 3
+#: opacity of the leaking values' bars (the target's is 1)
+LEAK_ALPHA = 0.45
 
 
 def leak_weights(M: int) -> dict:
@@ -48,9 +51,9 @@ class RecallNoise(InteractiveFigure):
     id = "recall-noise"
     chapter = "3"
     size = (7.0, 3.0)
-    alt_text = ("Bars of the weight each stored memory gets when memory 0 is recalled: a copper "
-                "bar of height 1 for the one asked for, and violet bars for the memories that "
-                "leak in.")
+    alt_text = ("Bars of the weight each stored memory gets when memory 0 is recalled: a dark "
+                "violet bar of height 1 for the one asked for, and pale violet bars for the "
+                "memories that leak in.")
     prompt = ("Drag the number of stored memories M: the target's bar stays at 1 while the "
               "leaking bars grow in number and the interference grows with them.")
     compute = staticmethod(leak_weights)
@@ -62,8 +65,9 @@ class RecallNoise(InteractiveFigure):
         self.ax = figure.subplots()
         figure.subplots_adjust(left=0.1, right=0.98, top=0.86, bottom=0.24)
         # the target's bar, and one collection of thin bars for the M - 1 leaking weights
-        self.target = self.ax.bar([0], [1.0], color=style.QUERY, width=0.8)
-        self.leaks = self.ax.vlines(np.arange(1, M_MAX), 0, 0, colors=style.VALUE, linewidth=5)
+        self.target = self.ax.bar([0], [1.0], color=style.VALUE, width=0.8)
+        self.leaks = self.ax.vlines(np.arange(1, M_MAX), 0, 0, colors=style.VALUE, linewidth=5,
+                                    alpha=LEAK_ALPHA)
         self.ax.axhline(0, color=style.NEUTRAL, lw=0.8)
         self.ax.set_xlim(-1, M_MAX)
         self.ax.set_ylim(-0.7, 1.1)

@@ -3,9 +3,9 @@
 Drag the number M of stored memories (random unit keys in R^32, the query is key 0).
 The same keys feed four score functions: linear, ReLU, ReLU^2 and ReLU^3. Each panel
 shows the weight sigma(k_i^T q) every memory receives, divided by the target's
-sigma(1), so the target (copper) has height 1 in all four; the number under each
-panel is that read's interference-to-signal ratio on this draw, with random unit
-values. The ReLU drops the negative similarities and each further power crushes the
+sigma(1), so the target has height 1 in all four; every bar weighs a stored value, so
+all are violet, the target's in full and the leaks paler. The number under each panel
+is that read's interference-to-signal ratio on this draw, with random unit values. The ReLU drops the negative similarities and each further power crushes the
 small ones, so the ladder leaks less and less; softmax (Chapter 6) is the top rung.
 """
 
@@ -30,6 +30,8 @@ PANELS = (
 )
 #: where the target's bar stands, left of the other memories
 TARGET_X = -0.04
+#: opacity of the leaking values' bars (the target's is 1)
+LEAK_ALPHA = 0.45
 
 
 def score_weights(M: int) -> dict:
@@ -78,8 +80,8 @@ class ScoreSharpness(InteractiveFigure):
         self.leaks, self.ratio_texts = [], []
         for ax, (_, title, _) in zip(axes, PANELS):
             ax.axhline(0, color=style.NEUTRAL, lw=0.8)
-            ax.vlines([TARGET_X], 0, 1, colors=style.QUERY, linewidth=3)
-            (leaks,) = ax.plot([], [], color=style.VALUE, solid_capstyle="butt")
+            ax.vlines([TARGET_X], 0, 1, colors=style.VALUE, linewidth=3)
+            (leaks,) = ax.plot([], [], color=style.VALUE, alpha=LEAK_ALPHA, solid_capstyle="butt")
             self.leaks.append(leaks)
             ax.set_xlim(-0.08, 1.0)
             ax.set_ylim(-0.7, 1.1)

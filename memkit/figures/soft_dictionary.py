@@ -3,7 +3,7 @@
 Turn the query q = (cos t, sin t) around the circle. Six unit keys sit on the circle
 (blue); each dot grows with the weight a_i = softmax(beta K q)_i its memory receives
 (beta = 6). The bars on the right list each weight a_i (top) beside the value v_i it
-multiplies (bottom, violet, one number per memory); the copper line across the value
+multiplies (bottom, violet, one number per memory); the black line across the value
 bars is the answer o = sum_i a_i v_i, which moves toward the values of the keys near q.
 """
 
@@ -47,10 +47,10 @@ class SoftDictionary(InteractiveFigure):
     chapter = "6"
     size = (7.6, 3.3)
     alt_text = ("Six keys on a circle with the copper query, each key's dot sized by the weight "
-                "it gets; bars of the six weights and of the values, with a copper line at the "
+                "it gets; bars of the six weights and of the values, with a black line at the "
                 "read.")
     prompt = ("Turn the query around the circle: the dots of the nearby keys swell, and the "
-              "copper line slides toward their values.")
+              "black line of the read slides toward their values.")
     units = {"t": "degrees"}
     compute = staticmethod(soft_read)
 
@@ -90,8 +90,8 @@ class SoftDictionary(InteractiveFigure):
         bottom.set_ylim(-1.1, 1.1)
         bottom.set_xlim(0.4, 6.6)
         bottom.set_xticks(index, [f"$v_{i}$" for i in index])
-        bottom.set_title(r"value $v_i$ (copper line: the read $o$)")
-        (self.output_line,) = bottom.plot([0.4, 6.6], [0, 0], color=style.QUERY, lw=2.2)
+        bottom.set_title(r"value $v_i$ (black line: the read $o$)")
+        (self.output_line,) = bottom.plot([0.4, 6.6], [0, 0], color=style.INK, lw=2.2)
         self.dynamic(self.dots, self.query, self.query_label, list(self.weight_bars),
                      self.output_line)
 

@@ -4,8 +4,9 @@ Drag beta. Seven memories have fixed similarities s_i to the query (unit keys at
 angles KEY_ANGLES from it); the bars are their weights a = softmax(beta s). At beta = 0
 every bar stands at 1/7 (dashed line); as beta grows the best match takes almost all of
 the weight. The right panel shows what that costs: the largest weight rises toward 1
-(capacity), while the size of the softmax Jacobian diag(a) - a a^T, through which every
-gradient of the logits passes, falls toward 0 (trainability).
+(capacity), while the size of the softmax Jacobian with respect to the logits,
+diag(a) - a a^T, through which every gradient of the logits passes, peaks near beta = 2.5
+and then falls toward 0 (trainability).
 """
 
 from __future__ import annotations
@@ -59,9 +60,10 @@ class Temperature(InteractiveFigure):
     size = (7.6, 3.1)
     alt_text = ("Bars of the softmax weights of seven memories against their similarity to the "
                 "query, with a dashed line at 1/7, beside two curves against β: the largest "
-                "weight and the size of the softmax Jacobian.")
-    prompt = ("Drag β: the best match takes more of the weight, the largest weight climbs "
-              "toward 1 and the Jacobian, through which learning passes, shrinks toward 0.")
+                "weight and the size of the softmax Jacobian with respect to the logits.")
+    prompt = ("Drag β from 0: the bars leave the 1/7 line and the best match takes nearly all "
+              "the weight; on the right the largest weight climbs toward 1 while the Jacobian "
+              "with respect to the logits, through which learning passes, sinks toward 0.")
     compute = staticmethod(temperature_weights)
 
     def make_controls(self):
@@ -79,10 +81,10 @@ class Temperature(InteractiveFigure):
         left.set_xlabel("similarity $s_i$ of each memory to the query")
         left.set_title(r"weights $a = \mathrm{softmax}(\beta s)$; dashed: $1/7$")
         data = temperature_weights(0.0)
-        right.plot(BETA_GRID, data["top_curve"], color=style.QUERY, lw=1.6,
+        right.plot(BETA_GRID, data["top_curve"], color=style.INK, lw=1.6,
                    label="largest weight")
         right.plot(BETA_GRID, data["jacobian_curve"], color=style.NEUTRAL, lw=1.6,
-                   label=r"$\|\mathrm{diag}(a) - aa^\top\|$")
+                   label=r"$\|\partial a/\partial\ell\| = \|\mathrm{diag}(a) - aa^\top\|$")
         right.set_xlim(0, BETA_MAX)
         right.set_ylim(0, 1.02)
         right.set_xlabel(r"$\beta$")
@@ -98,7 +100,7 @@ class Temperature(InteractiveFigure):
 
     def describe(self, data):
         return (f"β = {data['beta']:.1f}: top weight {data['top']:.2f} (uniform 1/7 = 0.14),"
-                f" Jacobian norm {data['jacobian']:.2f}")
+                f" Jacobian w.r.t. the logits {data['jacobian']:.2f}")
 
 
 FIGURE = Temperature

@@ -254,7 +254,7 @@ def test_rank_lift_reports_the_ranks(beta):
 
 import pathlib  # noqa: E402
 
-SESSION5 = pathlib.Path(__file__).resolve().parents[1] / "solutions" / "session-5"
+SESSION5 = pathlib.Path(__file__).resolve().parents[2] / "solutions" / "session-5"
 
 
 def _exit_test_cells():
@@ -269,7 +269,7 @@ def _grade(answer: str, test_id: str) -> bool:
     """Run the set-up cell and the options of the questions, a submitted answer and a locked
     test cell (hidden part included), with memkit not yet imported, as in a fresh kernel, for
     the numbers of one student (issue 30)."""
-    from assignment_cells import STUDENT, as_student, fresh_memkit
+    from support.assignment_cells import STUDENT, as_student, fresh_memkit
 
     cells = _exit_test_cells()
     namespace: dict = {}

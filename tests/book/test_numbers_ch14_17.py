@@ -237,5 +237,5 @@ def test_further_reading_numbers_are_the_post_s():
     from pathlib import Path
 
     text = (Path(__file__).resolve().parents[2] / "book" / "further-reading.md").read_text()
-    for value in ["About 2 bits", "3.6 bits", "1000 times", "$0.14N$", "2048", "(0.1\\ln s+1)^2"]:
+    for value in ["about 2 bits", "3.6 bits", "$0.14N$", "2048", "(0.1\\ln s+1)^2"]:
         assert value in text, value
