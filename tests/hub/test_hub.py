@@ -52,6 +52,8 @@ from tools.hub import course_repo
 from tools.hub import exchange as course_exchange
 from tools.hub import local as course_hub
 from tools.hub import processes as hub_processes
+from tools.hub import limits
+from tools.hub.limits import Limits
 from tools.lab import browser as lab_browser
 
 # one worker runs every module that starts the course's lab or writes its config (conftest.py)
@@ -66,7 +68,8 @@ FETCHED = Path(COURSE) / "exercises" / ASSIGNMENT  # where nbgrader fetches, bes
 CHAPTER = "book/ch01-matrix-vector.md"  # opened from the HTML book's launch link
 NOTEBOOKS = ["exercises", "exit-test"]
 WAIT = 180_000  # ms: a single-user server starting on a loaded 2-core machine
-EXCHANGE_MB, SUBMISSION_MB = 64, 5
+TA = "mct-ta1"  # a teaching assistant (make hub TAS=)
+EXCHANGE_MB, SUBMISSION_MB, SHARE_MB = 64, 5, 12
 
 
 def pwn(where: str) -> str:
@@ -115,10 +118,12 @@ def remove_user(name: str) -> None:
 
 
 def as_user(hub, user: str, argv: list[str], cwd: Path | None = None, timeout: float = 600):
-    """Run a command as that Unix user, with a clean environment (the users' venv first)."""
+    """Run a command as that Unix user, with a clean environment (the users' venv first, the
+    lab's files on PYTHONPATH as in their terminal)."""
     home = hub.home(user)
     env = ["env", "-i", f"HOME={home}", f"USER={user}", f"LOGNAME={user}", "LANG=C.UTF-8",
-           f"PATH={hub.venv}/bin:/usr/local/bin:/usr/bin:/bin"]
+           f"PATH={hub.venv}/bin:/usr/local/bin:/usr/bin:/bin",
+           f"PYTHONPATH={hub.lab}"]  # as in their lab's terminal: the course's nbgrader plugins
     return subprocess.run(["runuser", "-u", user, "--", *env, *argv], cwd=cwd or home,
                           capture_output=True, text=True, timeout=timeout, check=False)
 
@@ -133,16 +138,17 @@ def hub():
     base = Path(tempfile.mkdtemp(prefix="memcourse-hubtest-"))
     os.chmod(base, 0o755)  # the users reach the exchange inside it
     hub = course_hub.Hub(state=base / "state", exchange=base / "exchange", users="mct-",
-                         students=2, port=course_hub.free_port(), exchange_mb=EXCHANGE_MB,
-                         submission_mb=SUBMISSION_MB,
+                         students=3, tas=[TA], port=course_hub.free_port(), exchange_mb=EXCHANGE_MB,
+                         submission_mb=SUBMISSION_MB, share_mb=SHARE_MB,
+                         limits=Limits(home_mb=64),
                          extra_env={"MEMCOURSE_HUB_EXPOSE_APP": "1"})
-    users = [hub.instructor] + hub.student_names
+    users = [hub.instructor] + hub.tas + hub.student_names
     for user in users:  # left by a run that was killed before its teardown
         remove_user(user)
     started = time.monotonic()
-    passwords = course_hub.install(hub)
-    print(f"\ninstalled in {time.monotonic() - started:.0f} s")
-    try:
+    try:  # a failed install is stopped too: its homes and exchange are mounted
+        passwords = course_hub.install(hub)
+        print(f"\ninstalled in {time.monotonic() - started:.0f} s")
         course_hub.start(hub)
         print(f"hub ready after {time.monotonic() - started:.0f} s")
         yield hub, passwords
@@ -150,6 +156,10 @@ def hub():
         try:
             course_hub.stop(hub)
         finally:
+            KEPT.mkdir(parents=True, exist_ok=True)  # the hub's log of the last run
+            for name in ("jupyterhub.log", "proxy.log"):
+                if (hub.state / name).is_file():
+                    shutil.copy(hub.state / name, KEPT / name)
             for user in users:
                 remove_user(user)
             if course_exchange.unmount(hub.exchange):
@@ -262,37 +272,43 @@ def terminal(page, command: str, seconds: float = 600) -> str:
     return output
 
 
-def inbound(hub) -> Path:
-    return hub.exchange / COURSE / "inbound"
+def inbound(hub, student: str) -> Path:
+    """The student's share of the exchange, where they hand in (tools/hub/shares.py)."""
+    return hub.exchange / COURSE / "inbound" / student
 
 
 def play_attacks(hub) -> dict[str, str]:
     """Issue 26's attacks on the exchange, as the students' Unix users, after their honest
     submissions; entry name -> what it is. Each entry is newer than the honest one."""
-    one, two = hub.student_names
+    one, two = hub.student_names[:2]
     now = time.strftime("%Y-%m-%d %H:%M:%S.000000 UTC", time.gmtime())
     entries = {}
-    # item 2: student1 hands in under student2's name with nbgrader itself
+    # item 2: student1 hands in under student2's name: nbgrader refuses, and an entry named
+    # for student2 in student1's own share (the only place student1 writes) is refused
     forged = as_user(hub, one, ["nbgrader", "submit", ASSIGNMENT, "--student", two])
-    assert forged.returncode == 0, forged.stdout + forged.stderr  # nbgrader lets it through
-    entries[next(p.name for p in inbound(hub).iterdir()
-                 if p.name.startswith(f"{two}+") and p.owner() == one)] = "forged"
-    # item 3: a malformed entry; a link to the instructor's solutions; a FIFO
+    assert forged.returncode != 0 and "You hand in as yourself" in forged.stdout + forged.stderr
     solution = hub.course_dir() / "solutions" / ASSIGNMENT / "exit-test.ipynb"
-    made = sh(hub, one, f"""set -e; cd '{inbound(hub)}'
+    made = sh(hub, one, f"""set -e; cd '{inbound(hub, one)}'
+        cp -r "$(ls -d {one}+{ASSIGNMENT}+* | head -1)" '{two}+{ASSIGNMENT}+{now}+forged'
         touch '{one}+{ASSIGNMENT}+not-a-time'
         mkdir '{one}+{ASSIGNMENT}+{now}+link'
         ln -s '{solution}' '{one}+{ASSIGNMENT}+{now}+link/exit-test.ipynb'""")
     assert made.returncode == 0, made.stderr
-    entries[f"{one}+{ASSIGNMENT}+not-a-time"] = "malformed"
-    entries[f"{one}+{ASSIGNMENT}+{now}+link"] = "link"
-    made = sh(hub, two, f"""set -e; cd '{inbound(hub)}'
+    entries[f"{one}/{two}+{ASSIGNMENT}+{now}+forged"] = "forged"
+    # item 3: a malformed entry; a link to the instructor's solutions; a FIFO
+    entries[f"{one}/{one}+{ASSIGNMENT}+not-a-time"] = "malformed"
+    entries[f"{one}/{one}+{ASSIGNMENT}+{now}+link"] = "link"
+    made = sh(hub, two, f"""set -e; cd '{inbound(hub, two)}'
         mkdir '{two}+{ASSIGNMENT}+{now}+big' && cd '{two}+{ASSIGNMENT}+{now}+big'
         head -c {(SUBMISSION_MB + 1) * 1000 * 1000} /dev/zero > exercises.ipynb; cd ..
         mkdir -p '{two}+{ASSIGNMENT}+{now}+pipe' && mkfifo '{two}+{ASSIGNMENT}+{now}+pipe/exit-test.ipynb'""")
     assert made.returncode == 0, made.stderr
-    entries[f"{two}+{ASSIGNMENT}+{now}+big"] = "oversized"
-    entries[f"{two}+{ASSIGNMENT}+{now}+pipe"] = "fifo"
+    entries[f"{two}/{two}+{ASSIGNMENT}+{now}+big"] = "oversized"
+    entries[f"{two}/{two}+{ASSIGNMENT}+{now}+pipe"] = "fifo"
+    # nobody writes in the exchange's root, in inbound, or in a classmate's share
+    for where in (hub.exchange, hub.exchange / COURSE / "inbound", inbound(hub, two)):
+        planted = sh(hub, one, f"touch '{where}/planted'")
+        assert planted.returncode != 0 and "Permission denied" in planted.stderr, where
     return entries
 
 
@@ -302,8 +318,8 @@ def build_book(hub) -> tuple[subprocess.Popen, Path]:
     out = Path(tempfile.mkdtemp(prefix="memcourse-hubbook-"))
     config = (ROOT / "_config.yml").read_text()
     config = config.replace('  jupyterhub_url: ""', f'  jupyterhub_url: "{hub.url}"')
-    config = config.replace('repository:\n  url: ""',
-                            f'repository:\n  url: "{course_repo.url(hub.public)}"')
+    config = re.sub(r'repository:\n  url: "[^"]*"',
+                    f'repository:\n  url: "{course_repo.url(hub.public)}"', config)
     assert hub.url in config and course_repo.url(hub.public) in config
     (out / "_config.yml").write_text(config)
     log = open(out / "build.log", "w")  # noqa: SIM115 (the child keeps it)
@@ -331,7 +347,7 @@ def launch(page, html: Path, chapter: str) -> dict:
 
 def rosters(hub) -> dict[str, str]:
     """The LMS's exports of the class: Canvas's gradebook export, Moodle's plain text one."""
-    full, partly = hub.student_names
+    full, partly = hub.student_names[:2]
     canvas = ("Student,ID,SIS User ID,SIS Login ID,Section,session-3 (31),Current Score\n"
               "    Points Possible,,,,,,(read only)\n"
               f'"One, Student",101,S101,{full},A,,\n"Two, Student",102,S102,{partly},A,,\n')
@@ -344,7 +360,7 @@ def rosters(hub) -> dict[str, str]:
 def loop(hub, browser):
     """The whole loop, with the attacks; returns what the checks need."""
     hub, passwords = hub
-    instructor, (full, partly) = hub.instructor, hub.student_names
+    instructor, (full, partly, extended) = hub.instructor, hub.student_names
     course = hub.course_dir()
     timings, seen = {}, {}
     t0, started = time.monotonic(), time.time()
@@ -360,9 +376,9 @@ def loop(hub, browser):
     assert (outbound / "exit-test.ipynb").exists(), released
     # item 2: an entry of student1 dated 2099 (the release, blank), made before their real one
     dated = f"{full}+{ASSIGNMENT}+2099-01-01 00:00:00.000000 UTC+dated"
-    made = sh(hub, full, f"""set -e; mkdir '{inbound(hub)}/{dated}'
-        echo '2099-01-01 00:00:00.000000 UTC' > '{inbound(hub)}/{dated}/timestamp.txt'
-        cp '{outbound}'/*.ipynb '{inbound(hub)}/{dated}/'""")
+    made = sh(hub, full, f"""set -e; mkdir '{inbound(hub, full)}/{dated}'
+        echo '2099-01-01 00:00:00.000000 UTC' > '{inbound(hub, full)}/{dated}/timestamp.txt'
+        cp '{outbound}'/*.ipynb '{inbound(hub, full)}/{dated}/'""")
     assert made.returncode == 0, made.stderr
 
     pages = {}
@@ -416,13 +432,31 @@ def loop(hub, browser):
     # item 6: a student's terminal, in another folder than the home, as the README says
     seen["student terminal"] = terminal(pages[partly], f"cd ~/{COURSE}/book && which nbgrader && "
                                                        f"nbgrader submit {ASSIGNMENT}")
+    # a student with an extension (extensions.yml) hands in after the class's due date, from
+    # a terminal (nbgrader's commands, as the README gives them)
+    fetched = sh(hub, extended, f"export PYTHONPATH='{hub.lab}'; mkdir -p ~/{COURSE}/exercises && "
+                                f"nbgrader fetch_assignment {ASSIGNMENT}")
+    assert fetched.returncode == 0, fetched.stdout + fetched.stderr
+    for name, given in answers(1.0).items():
+        path = hub.home(extended) / FETCHED / f"{name}.ipynb"
+        nb = json.loads(path.read_text())
+        for cell in nb["cells"]:
+            if cell["metadata"].get("nbgrader", {}).get("grade_id") in given:
+                cell["source"] = given[cell["metadata"]["nbgrader"]["grade_id"]]
+        path.write_text(json.dumps(nb))  # the student's file, rewritten in place
+    handed = sh(hub, extended, f"export PYTHONPATH='{hub.lab}'; nbgrader submit {ASSIGNMENT}")
+    assert handed.returncode == 0, handed.stdout + handed.stderr
     timings["students fetched, answered, submitted"] = time.monotonic() - t0
 
     # items 2, 3, 5: the attacks, then a disk filled and a daemon left running (item 7)
     attacks = play_attacks(hub)
-    filled = sh(hub, partly, f"head -c {2 * EXCHANGE_MB}M /dev/zero > '{inbound(hub)}/{partly}-fill'")
-    seen["fill"] = filled.returncode, filled.stderr, (inbound(hub) / f"{partly}-fill").stat().st_size
-    (inbound(hub) / f"{partly}-fill").unlink()
+    # student2 fills their share: their submit says so, and the instructor (of the group
+    # of the shares) removes the file (that a classmate still hands in: test_shares.py)
+    fill = inbound(hub, partly) / f"{partly}-fill"
+    filled = sh(hub, partly, f"head -c {2 * SHARE_MB}M /dev/zero > '{fill}'")
+    seen["fill"] = filled.returncode, filled.stderr, fill.stat().st_size
+    seen["submit when full"] = as_user(hub, partly, ["nbgrader", "submit", ASSIGNMENT])
+    seen["instructor clears"] = sh(hub, instructor, f"rm '{fill}'")
     terminal(pages[full], "(setsid nohup sleep 100007 > /dev/null 2>&1 < /dev/null &)")
     seen["daemon"] = daemon(pwd.getpwnam(full).pw_uid)
 
@@ -431,11 +465,15 @@ def loop(hub, browser):
     for student in (full, partly):
         for name in NOTEBOOKS:
             assert (course / "submitted" / student / ASSIGNMENT / f"{name}.ipynb").exists()
-    # the term's schedule: session 3 was due between student1's and student2's submission
+    # the term's schedule: session 3 was due between student1's and student2's submission;
+    # student3 has two days more; `make publish` carries it to the gradebook and the students
     due = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(due_at))
     (course / "schedule.yml").write_text(f"timezone: UTC\ndue:\n  {ASSIGNMENT}: {due}\n")
-    course_hub._as_user(instructor, course / "schedule.yml")
+    (course / "extensions.yml").write_text(f"{ASSIGNMENT}:\n  {extended}: 2\n")
+    for name in ("schedule.yml", "extensions.yml"):
+        course_hub._as_user(instructor, course / name)
     seen["due"] = due
+    seen["schedule published"] = terminal(ipage, f"cd ~/{COURSE} && make publish")
     graded = terminal(ipage, f"cd ~/{COURSE} && make grade ASSIGNMENTS={ASSIGNMENT}", 900)
     # the grades to the LMS, as the README says, from the rosters the LMS exported
     for lms, text in rosters(hub).items():
@@ -450,7 +488,9 @@ def loop(hub, browser):
         if (course / name).is_dir():
             shutil.copytree(course / name, KEPT / name)
     timings["collect and make grade in the instructor's terminal"] = time.monotonic() - t1
-    terminal(ipage, f"cd ~/{COURSE} && nbgrader release_feedback {ASSIGNMENT}")
+    seen["ta"] = teaching_assistant(hub, browser, passwords[TA], full)
+    if seen["ta"]["released"][0] != 0:  # the rest of the loop needs the feedback released
+        terminal(ipage, f"cd ~/{COURSE} && nbgrader release_feedback {ASSIGNMENT}")
 
     for student in (full, partly):
         page = pages[student]
@@ -474,6 +514,17 @@ def loop(hub, browser):
         seen.setdefault("scores page", {})[student] = page.locator("table").inner_text()
         if student == partly:
             shot(page, "scores")
+            seen["scores page html"] = page.content()
+            page.goto(f"{hub.url}/hub/home")  # the hub's home page says where the course is
+            seen["hub home"] = page.locator("body").inner_text()
+            shot(page, "home")
+    # the student with an extension sees their own due date beside their score
+    page = log_in(browser, hub, extended, passwords[extended])
+    page.goto(f"{hub.url}/hub/user-redirect/memcourse/scores")
+    page.locator("h1", has_text="Your scores").wait_for()
+    seen["scores page"][extended] = page.locator("main").inner_text()
+    shot(page, "scores-extension")
+    page.context.close()
     timings["scores pages"] = time.monotonic() - t3
 
     t4 = time.monotonic()
@@ -529,6 +580,59 @@ def daemon(uid: int, wait: float = 10) -> list[int]:
         if found or time.monotonic() > deadline:
             return found
         time.sleep(0.2)
+
+
+def manual_score(hub, student: str, cell: str = "q6-written") -> float | None:
+    """The written answer's score by hand in the instructor's gradebook (read as root)."""
+    from tools.grading import gradebook
+
+    with gradebook.opened(f"sqlite:///{hub.course_dir() / 'gradebook.db'}") as gb:
+        return gb.find_grade(cell, "exit-test", ASSIGNMENT, student).manual_score
+
+
+def teaching_assistant(hub, browser, password: str, student: str) -> dict:
+    """The teaching assistant: Formgrader in their own lab on the instructor's course (the
+    schedule's due date shown), a written answer of ``student`` graded by hand, the feedback
+    released from a terminal (nbgrader's command, as Formgrader's button runs it); then, as
+    their Unix user, what they may not do: change a solution, the schedule, the course."""
+    seen = {}
+    page = log_in(browser, hub, TA, password)
+    base = hub.user_url(TA)
+    status, listed = page.evaluate(FETCH, f"{base}/formgrader/api/assignments")
+    assert status == 200, (status, listed[:2000])
+    seen["assignments"] = {a["name"]: a for a in json.loads(listed)}
+    status, listed = page.evaluate(FETCH, f"{base}/formgrader/api/submitted_notebooks/"
+                                          f"{ASSIGNMENT}/exit-test")
+    assert status == 200, (status, listed[:2000])
+    submission = next(s["id"] for s in json.loads(listed) if s["student"] == student)
+    grading = page.context.new_page()
+    grading.goto(f"{base}/formgrader/submissions/{submission}/")
+    written = grading.locator("input#q6-written")
+    written.wait_for()
+    grading.wait_for_timeout(1000)
+    with grading.expect_response(lambda r: "/formgrader/api/grade/" in r.url
+                                 and r.request.method == "PUT") as saved:
+        written.fill("1")
+        written.press("Tab")
+    seen["graded"] = saved.value.status
+    grading.screenshot(path=str(SHOTS / "hub-ta-grading.png"), full_page=True)
+    grading.close()
+    seen["manual score"] = manual_score(hub, student)
+    course = hub.course_dir()
+    seen["released"] = lab_browser.run_in_terminal(  # (status, output): asserted by its test
+        page, f"cd '{course}' && nbgrader release_feedback {ASSIGNMENT}", 600)
+    attempts = {
+        "edit a solution": f"echo x >> '{course}/solutions/{ASSIGNMENT}/exit-test.ipynb'",
+        "move the solutions away": f"mv '{course}/solutions' '{course}/mine'",
+        "edit the schedule": f"echo x >> '{course}/schedule.yml'",
+        "replace the schedule": f"rm -f '{course}/schedule.yml'",
+        "grant an extension": f"echo x >> '{course}/extensions.yml'",
+        "write in the instructor's home": f"touch '{hub.home(hub.instructor)}/ta-was-here'",
+    }
+    seen["refused"] = {what: (done.returncode, done.stderr) for what, command in attempts.items()
+                       for done in [sh(hub, TA, command)]}
+    page.context.close()
+    return seen
 
 
 def instructor_views(hub, page, student: str) -> dict:
@@ -629,7 +733,7 @@ def grades(path: Path) -> dict[tuple[str, str], tuple[float, float]]:
 
 def test_students_fetch_their_own_feedback(loop):
     hub = loop["hub"]
-    full, partly = hub.student_names
+    full, partly = hub.student_names[:2]
     scores = grades(loop["course"] / "grades.csv")
     report = (loop["course"] / "autograded" / "grading-report.csv").read_text()
     assert scores[(full, ASSIGNMENT)][0] > scores[(partly, ASSIGNMENT)][0] > 0, (
@@ -665,17 +769,18 @@ def test_nothing_a_student_wrote_runs_in_the_instructors_browser(loop):
 def test_collect_takes_each_students_own_submission_at_the_servers_time(loop):
     """Items 2 and 3: each attack refused with its reason, the honest work collected."""
     hub, course, seen = loop["hub"], loop["course"], loop["seen"]
-    full, partly = hub.student_names
+    full, partly = hub.student_names[:2]
     with (course / "refused" / f"{ASSIGNMENT}.csv").open() as f:
         refused = {r["entry"]: r["reason"] for r in csv.DictReader(f)}
-    expected = {"forged": f"owned by {full}, not by {partly}", "malformed": "malformed",
+    expected = {"forged": f"in the share of {full}, named for another student",
+                "malformed": "malformed",
                 "link": "symbolic link", "oversized": f"over the size limit of {SUBMISSION_MB} MB",
                 "fifo": "a FIFO"}
     for entry, attack in loop["attacks"].items():
         assert entry in refused, f"{attack} entry {entry} not refused: {refused}"
         assert expected[attack] in refused[entry], (attack, refused[entry])
         assert f"Refused inbound/{entry}" in seen["collect"], "collect did not say it"
-    assert loop["dated"] not in refused  # not refused: just older than the real one
+    assert f"{full}/{loop['dated']}" not in refused  # not refused: just older than the real one
     for student in (full, partly):
         stamp = (course / "submitted" / student / ASSIGNMENT / "timestamp.txt").read_text()
         when = calendar.timegm(time.strptime(stamp.split(".")[0], "%Y-%m-%d %H:%M:%S"))
@@ -699,7 +804,18 @@ def test_the_exchange_is_laid_out_and_bounded(loop):
         st = os.lstat(hub.exchange / COURSE / name)
         assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (owner, mode), name
     code, err, size = seen["fill"]
-    assert code != 0 and "No space left on device" in err and size < EXCHANGE_MB * 1024**2, err
+    assert code != 0 and "No space left on device" in err and size < SHARE_MB * 1024**2, err
+    full_submit = seen["submit when full"]
+    said = full_submit.stdout + full_submit.stderr
+    assert full_submit.returncode != 0 and "your share of the exchange is full" in said, said
+    assert "Traceback" not in said, said
+    assert seen["instructor clears"].returncode == 0, seen["instructor clears"].stderr
+    # each entry private to its student and the instructors' group (not nbgrader's 0777)
+    submitted = [p.parent for p in inbound(hub, full).glob("*/submission_secret.txt")]
+    assert submitted
+    for entry in submitted:  # those nbgrader submit made
+        assert all(stat.S_IMODE(os.lstat(p).st_mode) & 0o007 == 0
+                   for p in [entry, *entry.rglob("*")]), entry
     # a folder a student made before `make hub` laid the exchange out
     root = Path(tempfile.mkdtemp(prefix="memcourse-squat-"))
     try:
@@ -722,7 +838,7 @@ def test_terminals_have_the_course_environment(loop):
 
 def test_students_cannot_read_what_is_not_theirs(loop):
     hub, course = loop["hub"], loop["course"]
-    full, partly = hub.student_names
+    full, partly = hub.student_names[:2]
     other = next((hub.home(partly) / FETCHED / "feedback").glob("*/exit-test.html"))
     forbidden = [
         course / "solutions" / ASSIGNMENT / "exit-test.ipynb",
@@ -740,7 +856,7 @@ def test_students_cannot_read_what_is_not_theirs(loop):
                  hub.state / "jupyterhub.sqlite"):  # the hub's secrets
         read = as_user(hub, full, ["cat", str(path)])
         assert read.returncode != 0 and "Permission denied" in read.stderr, (path, read.stderr)
-    for folder in ("inbound", "feedback"):  # the exchange: nobody lists the others' files
+    for folder in ("inbound", "feedback", f"inbound/{partly}"):  # nobody lists the others'
         listed = as_user(hub, full, ["ls", str(hub.exchange / "memcourse" / folder)])
         assert listed.returncode != 0 and "Permission denied" in listed.stderr, folder
     # and a student cannot collect, i.e. read what the others submitted
@@ -766,15 +882,27 @@ def test_grades_equal_grading_the_same_notebooks_from_a_folder(loop, tmp_path):
 
 
 def test_hub_stop_leaves_no_process_of_a_hub_user(loop):
-    """Item 7 (last: it stops the hub): a daemon left in student1's terminal is ended."""
+    """Item 7 (last: it stops the hub): a daemon left in student1's terminal is ended, the
+    files student1 left in /tmp, /dev/shm and /run/lock removed, the homes unmounted and
+    the users' cgroups removed."""
     hub = loop["hub"]
+    full = hub.student_names[0]
     left = loop["seen"]["daemon"]
     assert left and daemon(pwd.getpwnam(hub.student_names[0]).pw_uid, 0) == left, (
         "the daemon did not start, or did not outlive its terminal")
+    planted = [Path(f"/tmp/{full}-left"), Path(f"/dev/shm/{full}-left"),
+               Path(f"/run/lock/{full}-left")]
+    assert all(sh(hub, full, f"mkdir -p '{p}/in' && touch '{p}/in/file'").returncode == 0
+               for p in planted)
+    assert limits.members(full)  # its server and what it started, in its cgroup
     course_hub.stop(hub)
-    uids = {pwd.getpwnam(u).pw_uid for u in [hub.instructor] + hub.student_names}
+    uids = {pwd.getpwnam(u).pw_uid for u in [hub.instructor] + hub.tas + hub.student_names}
     assert hub_processes.processes_of(uids) == []
     assert not course_exchange.mounted(hub.exchange)
+    assert not any(p.exists() for p in planted), planted
+    for user in hub.student_names:
+        assert not limits.mounted(hub.home(user)), user
+        assert not any(g.exists() for g in limits.groups(user)), user
 
 
 # -- a term on the hub (issue 29) ---------------------------------------------------
@@ -804,7 +932,7 @@ def test_a_correction_reaches_the_student_without_losing_their_edit(loop):
 
 
 def test_a_late_submission_is_penalised_as_configured(loop):
-    full, partly = loop["hub"].student_names
+    full, partly = loop["hub"].student_names[:2]
     with (loop["course"] / "grades.csv").open() as f:
         rows = {r["student_id"]: r for r in csv.DictReader(f) if r["assignment"] == ASSIGNMENT}
     assert rows[full]["duedate"] == loop["seen"]["due"]
@@ -813,11 +941,11 @@ def test_a_late_submission_is_penalised_as_configured(loop):
     assert raw > 0 and penalty == pytest.approx(0.10 * raw, abs=0.01)  # 10 % for a day begun
     assert float(rows[partly]["score"]) == pytest.approx(raw - penalty)
     assert "Late submissions" in loop["grade_output"]
-    assert f"{ASSIGNMENT} {partly}: 1 day late" in loop["grade_output"]
+    assert re.search(rf"{ASSIGNMENT} {partly}: [0-9dhmin ]+ late \(1 day begun\)", loop["grade_output"])
 
 
 def test_the_lms_exports_parse_with_the_documented_columns_and_the_grades(loop):
-    full, partly = loop["hub"].student_names
+    full, partly = loop["hub"].student_names[:2]
     scores = grades(loop["course"] / "grades.csv")
     with (loop["course"] / "canvas-grades.csv").open() as f:
         canvas = list(csv.reader(f))
@@ -845,7 +973,7 @@ def test_the_similarity_page_is_the_instructors_alone(loop):
 
 
 def test_a_student_sees_every_sessions_score_and_penalty(loop):
-    full, partly = loop["hub"].student_names
+    full, partly = loop["hub"].student_names[:2]
     scores = grades(loop["course"] / "grades.csv")
     shown = loop["seen"]["scores page"]
     for student in (full, partly):
@@ -853,3 +981,51 @@ def test_a_student_sees_every_sessions_score_and_penalty(loop):
         assert ASSIGNMENT in shown[student] and f"{score:g} / {top:g}" in shown[student], shown
     assert "none" in shown[full].split("\n")[1] and "\u2212" in shown[partly]
 
+
+# -- a term as a real course runs it: staff, extensions, the due date in one place ------
+def test_a_teaching_assistant_grades_and_releases_feedback_but_cannot_change_the_course(loop):
+    hub, ta = loop["hub"], loop["seen"]["ta"]
+    assert ta["graded"] == 200 and ta["manual score"] == 1.0  # in the instructor's gradebook
+    status, said = ta["released"]
+    assert status == 0 and "feedback" in said.lower(), said  # nbgrader's release_feedback, as the TA
+    for student in hub.student_names[:2]:  # the feedback the TA released reached the students
+        assert list((hub.home(student) / FETCHED / "feedback").glob("*/exit-test.html")), student
+    for what, (code, err) in ta["refused"].items():
+        assert code != 0 and ("Permission denied" in err or "Operation not permitted" in err), (what, err)
+    course = loop["course"]
+    assert (course / "solutions" / ASSIGNMENT / "exit-test.ipynb").is_file()
+    assert (course / "schedule.yml").read_text().startswith("timezone: UTC")
+    assert not (hub.home(hub.instructor) / "ta-was-here").exists()
+
+
+def test_formgrader_shows_the_schedules_due_date_before_grading(loop):
+    """`make publish` put the due date in the gradebook; the TA's Formgrader read it."""
+    seen = loop["seen"]
+    assert "the due dates are in the gradebook" in seen["schedule published"]
+    shown = seen["ta"]["assignments"][ASSIGNMENT]["duedate_notimezone"]
+    assert shown == seen["due"].replace(" ", "T"), shown
+
+
+def test_a_student_with_an_extension_handing_in_after_the_class_is_not_penalised(loop):
+    hub, course = loop["hub"], loop["course"]
+    extended = hub.student_names[2]
+    with (course / "grades.csv").open() as f:
+        rows = {r["student_id"]: r for r in csv.DictReader(f) if r["assignment"] == ASSIGNMENT}
+    row = rows[extended]
+    assert row["timestamp"] > loop["seen"]["due"]  # handed in after the class's date
+    assert float(row["raw_score"]) > 0 and float(row["late_submission_penalty"] or 0) == 0
+    with (course / "autograded" / "grading-report.csv").open() as f:
+        report = {r["student"]: r for r in csv.DictReader(f) if r["assignment"] == ASSIGNMENT}
+    assert report[extended]["late"] == "on time (extended due date)", report[extended]
+    assert f"{ASSIGNMENT} {extended}: due " in loop["grade_output"]
+    page = loop["seen"]["scores page"][extended]
+    assert "Your extensions" in page and f"{ASSIGNMENT}: due " in page, page
+
+
+def test_the_scores_page_and_the_hub_home_lead_back_to_the_course(loop):
+    seen = loop["seen"]
+    page = seen["scores page html"]
+    assert "Back to the lab" in page and "<svg" in page and "the course" in page
+    assert "<script" not in page
+    home = seen["hub home"]
+    assert "Transformers as memory" in home and "Your scores" in home and "start page" in home

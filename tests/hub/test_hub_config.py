@@ -95,13 +95,13 @@ def hub_config(**env):
     from traitlets.config import Config
 
     c = Config()
-    namespace = {"get_config": lambda: c}
+    config = ROOT / "tools" / "hub" / "jupyterhub_config.py"
+    namespace = {"get_config": lambda: c, "__file__": str(config)}  # as traitlets gives it
     import os
     saved = dict(os.environ)
     os.environ.update(env)
     try:
-        exec(compile((ROOT / "tools" / "hub" / "jupyterhub_config.py").read_text(), "config", "exec"),
-             namespace)
+        exec(compile(config.read_text(), "config", "exec"), namespace)
     finally:
         os.environ.clear()
         os.environ.update(saved)
@@ -186,3 +186,50 @@ def test_waiting_for_the_proxy_ends_when_it_listens_or_stops(tmp_path):
     finally:
         silent.kill()
         silent.wait()
+
+
+def test_teaching_assistants_are_graders_of_the_course(tmp_path):
+    """nbgrader's multi-grader groups: formgrade-<course> (instructor and TAs) and
+    nbgrader-<course> (the students); a TA gets the instructor's lab (Formgrader), not the
+    hub's admin; a student's server is given their own extensions (extensions.yml), a
+    classmate's never."""
+    (tmp_path / "schedule.yml").write_text("timezone: UTC\ndue:\n  session-3: 2026-10-12 18:00\n")
+    (tmp_path / "extensions.yml").write_text("session-3:\n  ann: 2\n")
+    c = hub_config(MEMCOURSE_HUB_INSTRUCTORS="prof", MEMCOURSE_HUB_GRADERS="tess",
+                   MEMCOURSE_HUB_USERS="prof,tess,ann,bea", MEMCOURSE_HUB_COURSE=str(tmp_path))
+    assert c.JupyterHub.load_groups == {"formgrade-memcourse": ["prof", "tess"],
+                                        "nbgrader-memcourse": ["ann", "bea"]}
+    assert c.Authenticator.admin_users == {"prof"}
+    seen = {}
+    for name in ("tess", "ann", "bea"):
+        spawner = types.SimpleNamespace(user=types.SimpleNamespace(name=name), environment={},
+                                        notebook_dir="~")
+        c.Spawner.pre_spawn_hook(spawner)
+        seen[name] = spawner.environment
+        seen[name + " root"] = spawner.notebook_dir
+    assert seen["tess root"] == str(tmp_path) and seen["ann root"] == "~"  # Formgrader's rule
+    assert seen["tess"]["MEMCOURSE_ROLE"] == "instructor" and "MEMCOURSE_EXTENSIONS" not in seen["tess"]
+    assert json.loads(seen["ann"]["MEMCOURSE_EXTENSIONS"]) == {
+        "session-3": "Wednesday 14 October 2026, 18:00 (UTC)"}
+    assert json.loads(seen["bea"]["MEMCOURSE_EXTENSIONS"]) == {}
+    # the hub's home page is the course's, over JupyterHub's own
+    home = Path(c.JupyterHub.template_paths[0]) / "home.html"
+    assert '{% extends "templates/home.html" %}' in home.read_text()
+    assert "user-redirect/memcourse/scores" in home.read_text()
+
+
+def test_z2jh_values_carry_the_graders_groups(merged):
+    groups = merged["hub"]["config"]["JupyterHub"]["load_groups"]
+    assert set(groups) == {"formgrade-memcourse", "nbgrader-memcourse"}
+    code = merged["hub"]["extraConfig"]["memcourse-roles"]
+    namespace = {"c": types.SimpleNamespace(KubeSpawner=types.SimpleNamespace())}
+    exec(compile(code, "extraConfig", "exec"), namespace)
+    mounts = {}
+    for name in groups["formgrade-memcourse"] + groups["nbgrader-memcourse"]:
+        spawner = types.SimpleNamespace(user=types.SimpleNamespace(name=name), environment={},
+                                        volumes=[], volume_mounts=[])
+        namespace["c"].KubeSpawner.pre_spawn_hook(spawner)
+        mounts[name] = {m["mountPath"]: m.get("readOnly") for m in spawner.volume_mounts}
+    assert mounts["instructor"] == {"/srv/memcourse/course": False}
+    assert mounts["ta1"] == {"/srv/memcourse/course": True}  # a TA cannot change the course
+    assert mounts["student1"] == {}

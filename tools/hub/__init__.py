@@ -2,14 +2,22 @@
 
     python -m tools.hub start [--port 8000] [--students 2]     (make hub, as root)
     python -m tools.hub stop                                    (make hub-stop)
+    python -m tools.hub clear-exchange                          (make hub-clear-exchange)
 
 ==========================  ======================================================
 ``course_repo``             the course as the students pull it (nbgitpuller): a git
                             repository on the hub's machine, the book without solutions/
+``shares``                  each student's share of the exchange (a file system of its
+                            own) and the nbgrader plugins that hand in there
 ``exchange``                nbgrader's exchange: the course's folders laid out, a file
                             system of its own size, a collect that takes only each
                             student's own submissions (an nbgrader plugin)
-``processes``               the hub users' processes, found in /proc and all ended
+``limits``                  each user's limits: a cgroup per server (memory, processes,
+                            CPU), rlimits, a home of its own size
+``processes``               the hub users' processes, found in /proc and all ended; the
+                            files the students left in /tmp, /dev/shm, /run/lock
+``staff``                   the course's graders (teaching assistants): nbgrader's
+                            groups, the instructor's course folder shared by ACLs
 ``local``                   ``make hub``: a hub on this machine with real Unix users,
                             nbgrader's exchange and the course's lab per role
 ``jupyterhub_config.py``    the hub's configuration, read by JupyterHub (not imported)
@@ -17,5 +25,6 @@
                             its values schema vendored in ``z2jh/``)
 ==========================  ======================================================
 
-The package imports ``tools.lab`` (the lab each user gets) and nothing else of ``tools``.
+The package imports ``tools.lab`` (the lab each user gets) and ``tools.common`` (what a
+student named, written as text), and nothing else of ``tools``.
 """

@@ -1,33 +1,38 @@
 """nbgrader's exchange on the course hub: laid out before anyone can squat it, on a file
 system of its own size, and collected so that a submission is its student's own.
 
-The exchange is a folder every user writes to (nbgrader's design: students copy their
-submissions into ``<root>/<course>/inbound``). Left as nbgrader leaves it, a student can
-squat the course before its first release, fill the disk the homes share, hand work in
-under a classmate's name with any date, or stop the collection with one odd entry
-(issue 26, items 2 to 5). Here:
+nbgrader's design has every user write to the exchange (students copy their submissions
+into ``<root>/<course>/inbound``, the root mode 1777). Left so, a student can squat the
+course before its first release, fill the exchange or the disk the homes share, plant
+files the instructor cannot remove, hand work in under a classmate's name with any date,
+or stop the collection with one odd entry. Here the root is root's (0755) and each
+student hands in to a share of their own, ``inbound/<student>`` (``tools.hub.shares``,
+with the nbgrader plugins that write there):
 
 ``lay_out(root, course, instructor)``
-    the course's folders made by ``make hub`` (as root), owned by the instructor, with the
-    modes nbgrader's release gives them: ``<course>`` and ``outbound`` 0755, ``inbound``
-    2733 (anyone may hand in, nobody but the instructor may list), ``feedback`` 0711. A
-    folder found owned by someone else (squatted) is moved aside, closed, and reported.
+    the course's folders made by ``make hub`` (as root), owned by the instructor:
+    ``<course>`` and ``outbound`` 0755, ``inbound`` 0711 (the shares in it are reached,
+    not listed), ``feedback`` 0711. A folder found owned by someone else (squatted) is
+    moved aside, closed, and reported; so is anything a user left in the root.
 ``mount_limited(root, image, megabytes)`` / ``unmount(root)``
-    the exchange on a file system of its own: an ext4 image of that size, loop-mounted
-    (``nosuid,nodev,noexec``) at ``root``. What students write there cannot fill the disk
-    of the homes and the hub's database (the Linux of the hub may lack disk quotas, and a
-    check at collect comes after the disk is full).
+    a file system of its own for the exchange, and one for each share: an ext4 image of
+    that size, loop-mounted (``nosuid,nodev,noexec``) at ``root``. What a student writes
+    there cannot fill the disk of the homes and the hub's database, nor a classmate's
+    share (this Linux has no disk quotas, and a check at collect comes after the disk is
+    full).
 ``CourseCollect``
     nbgrader's collect (``c.ExchangeFactory.collect``, so ``nbgrader collect`` and
-    Formgrader's *Collect* both use it), taking from ``inbound`` only entries that are
-    folders, named as ``nbgrader submit`` names them (``<user>+<assignment>+<time>+<random>``),
-    owned with every file in them by the Unix user the name gives (a member of the course's
+    Formgrader's *Collect* both use it), taking from each share ``inbound/<student>``
+    only entries that are folders, named as ``nbgrader submit`` names them
+    (``<student>+<assignment>+<time>+<random>``, the share's student),
+    owned with every file in them by that Unix user (a member of the course's
     group), holding only regular files and folders, at most ``CourseDirectory.max_dir_size``
     kB. Each entry's time is the file system's (the newest change time, ``st_ctime``, of
     anything in it: no user can set it back), never the name's or ``timestamp.txt``'s; the
     student's newest accepted entry is collected, with that time in its ``timestamp.txt``.
-    Every other entry is refused with its reason: printed, and listed in
-    ``refused/<assignment>.csv`` of the course folder. Nothing in an entry is followed or
+    Every other entry is refused with its reason: printed (its control characters
+    escaped), and listed in ``refused/<assignment>.csv`` of the course folder (each cell
+    text, never a formula: ``tools.common.text``). Nothing in an entry is followed or
     trusted: each folder and file is opened relative to its parent's descriptor with
     ``O_NOFOLLOW``, checked on the descriptor, read at most to the size limit and copied
     into a private folder first, so an entry changed under the collection is refused, not
@@ -58,9 +63,12 @@ from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import parse_utc
 from traitlets import Unicode
 
+from tools.common.text import csv_cell, shown
+from tools.hub.shares import SharedRoot
+
 # the modes nbgrader's release_assignment and release_feedback give the course's folders
-COURSE_MODES = {"": 0o755, "outbound": 0o755, "inbound": 0o2733, "feedback": 0o711}
-ROOT_MODE = 0o1777  # everyone writes (nbgrader checks it), nobody deletes another's files
+COURSE_MODES = {"": 0o755, "outbound": 0o755, "inbound": 0o711, "feedback": 0o711}
+ROOT_MODE = 0o755  # root's: no user writes there (the plugins of tools.hub.shares accept it)
 MOUNT_OPTIONS = "loop,nosuid,nodev,noexec"
 MAX_ITEMS = 2000  # files and folders of one submission
 MAX_DEPTH = 16  # folders inside folders of one submission
@@ -78,6 +86,10 @@ def lay_out(root: Path, course: str, instructor: str) -> list[str]:
                          f"{'a link' if root.is_symlink() else 'owned by uid %d' % os.lstat(root).st_uid}")
     os.chmod(root, ROOT_MODE)
     moved = []
+    for name in sorted(os.listdir(root)):  # left by a user when the root was 1777
+        found = _kind_and_owner(root / name)
+        if name != course and found and found[1] != 0:
+            moved.append(_move_aside(root / name, found, root, course))
     for name, mode in COURSE_MODES.items():
         path = root / course / name if name else root / course
         found = _kind_and_owner(path)
@@ -156,8 +168,14 @@ def _size_of(root: Path) -> int:
 
 
 def unmount(root: Path) -> bool:
-    """Unmount the exchange's file system, if one is mounted there; whether none is left
-    (false when a process still uses it)."""
+    """Unmount the file systems under ``root`` (the shares), deepest first, then the
+    exchange's; whether none is left (false when a process still uses one)."""
+    target = os.path.realpath(root)
+    with open("/proc/self/mountinfo") as table:
+        inside = [line.split()[4] for line in table
+                  if line.split()[4].startswith(target + "/")]
+    for point in sorted(inside, key=len, reverse=True):
+        subprocess.run(["umount", point], capture_output=True, check=False)
     if mounted(root):
         subprocess.run(["umount", str(root)], capture_output=True, check=False)
     return not mounted(root)
@@ -168,7 +186,7 @@ class Refused(Exception):
     """An inbound entry that is not collected; its message is the reason."""
 
 
-class CourseCollect(ExchangeCollect):
+class CourseCollect(SharedRoot, ExchangeCollect):
     """``nbgrader collect`` taking only each student's own submissions, at the server's time
     (see the module's docstring). Configure as ``c.ExchangeFactory.collect =
     "tools.hub.exchange.CourseCollect"`` and ``c.CourseCollect.group``."""
@@ -199,24 +217,29 @@ class CourseCollect(ExchangeCollect):
         self.staging = Path(tempfile.mkdtemp(prefix="memcourse-collect-"))
         self.staged: dict[str, tuple[Path, str]] = {}
         candidates = defaultdict(list)
-        for name in sorted(os.listdir(self.inbound_path)):
-            student = self._claimed(name)
-            if student is None:
+        for share in sorted(os.listdir(self.inbound_path)):  # made by root: a folder each
+            if not stat.S_ISDIR(os.lstat(os.path.join(self.inbound_path, share)).st_mode):
                 continue
-            try:
-                candidates[student].append((self._inspect(name, student), name))
-            except Refused as why:
-                self._refuse(name, student, str(why))
+            for name in sorted(os.listdir(os.path.join(self.inbound_path, share))):
+                student = self._claimed(name)
+                if student is None:
+                    continue
+                try:
+                    if student != share:
+                        raise Refused(f"in the share of {share}, named for another student")
+                    candidates[student].append((self._inspect(name, student), name))
+                except Refused as why:
+                    self._refuse(f"{share}/{name}", student, str(why))
         self.src_records = []
         for student, found in sorted(candidates.items()):
             for when, name in self._in_order(found):
                 try:
                     self.staged[name] = (self._stage(name, student), self._stamp(when))
                 except Refused as why:
-                    self._refuse(name, student, f"changed while collected: {why}")
+                    self._refuse(f"{student}/{name}", student, f"changed while collected: {why}")
                     continue
-                self.src_records.append({"username": student, "filename": name,
-                                         "timestamp": when})
+                self.src_records.append({"username": student,
+                                         "filename": f"{student}/{name}", "timestamp": when})
                 break
 
     def _claimed(self, name: str) -> str | None:
@@ -244,13 +267,14 @@ class CourseCollect(ExchangeCollect):
             raise Refused(f"no Unix user {student!r}") from None
         if self.group and not _in_group(user, self.group):
             raise Refused(f"{student} is not in the course's group {self.group}")
-        st = os.lstat(os.path.join(self.inbound_path, name))
+        share = os.path.join(self.inbound_path, student)
+        st = os.lstat(os.path.join(share, name))
         if not stat.S_ISDIR(st.st_mode):
             raise Refused(f"not a folder but {_kind(st.st_mode)}")
         if st.st_uid != user.pw_uid:
             raise Refused(f"owned by {_user_name(st.st_uid)}, not by {student}, the student "
                           "its name gives")
-        newest = read_tree(self.inbound_path, name, user.pw_uid, self._limit())
+        newest = read_tree(share, name, user.pw_uid, self._limit())
         return datetime.datetime.fromtimestamp(newest, datetime.timezone.utc).replace(tzinfo=None)
 
     def _limit(self) -> int:
@@ -267,7 +291,8 @@ class CourseCollect(ExchangeCollect):
 
     def _stage(self, name: str, student: str) -> Path:
         target = self.staging / name
-        read_tree(self.inbound_path, name, pwd.getpwnam(student).pw_uid, self._limit(), target)
+        read_tree(os.path.join(self.inbound_path, student), name,
+                  pwd.getpwnam(student).pw_uid, self._limit(), target)
         return target
 
     def _stamp(self, when: datetime.datetime) -> str:
@@ -276,7 +301,7 @@ class CourseCollect(ExchangeCollect):
 
     def _refuse(self, name: str, student: str, reason: str) -> None:
         self.refused.append({"entry": name, "student": student, "reason": reason})
-        self.log.warning("Refused inbound/%s: %s", name, reason)
+        self.log.warning("Refused inbound/%s: %s", shown(name), shown(reason))
 
     def do_copy(self, src, dest, log=None):
         """The staged copy of the entry into ``submitted/`` (nbgrader's copy, its ignore
@@ -303,7 +328,7 @@ class CourseCollect(ExchangeCollect):
         with path.open("w", newline="") as f:
             out = csv.DictWriter(f, fieldnames=["entry", "student", "reason"])
             out.writeheader()
-            out.writerows(self.refused)
+            out.writerows({k: csv_cell(v) for k, v in row.items()} for row in self.refused)
         if self.refused:
             self.log.warning("%d inbound entr%s of %s refused (listed in %s)",
                              len(self.refused), "y" if len(self.refused) == 1 else "ies",

@@ -12,8 +12,14 @@
 # pre_spawn_hook) and replace the rest by your hub's settings (README, "The course hub").
 import grp
 import os
+import sys
+
+from jupyterhub.spawner import LocalProcessSpawner
 
 c = get_config()  # noqa: F821 (JupyterHub's config loader provides it)
+# the course's folder, for tools.hub.limits (the hub runs from the course's environment)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from tools.hub import limits  # noqa: E402
 
 env = os.environ.get
 STATE = env("MEMCOURSE_HUB_STATE", "/srv/memcourse/hub")
@@ -21,6 +27,11 @@ VENV = env("MEMCOURSE_HUB_VENV", "/srv/memcourse/venv")
 LAB = env("MEMCOURSE_HUB_LAB", "/srv/memcourse/lab")  # jupyter/, tools/lab/, book/
 GROUP = env("MEMCOURSE_HUB_GROUP", "memcourse")
 INSTRUCTORS = set(filter(None, env("MEMCOURSE_HUB_INSTRUCTORS", "mc-instructor").split(",")))
+# the teaching assistants (tools/hub/staff.py): graders, with the instructor's lab (Formgrader)
+# in the instructor's course folder, whose files Unix keeps the instructor's
+GRADERS = set(filter(None, env("MEMCOURSE_HUB_GRADERS", "").split(",")))
+COURSE = env("MEMCOURSE_HUB_COURSE", "")  # the instructor's course folder (its extensions.yml)
+COURSE_ID = "memcourse"
 EXCHANGE = env("MEMCOURSE_EXCHANGE", "/srv/nbgrader/exchange")
 
 # -- the hub and its proxy: 127.0.0.1 only ----------------------------------------
@@ -49,6 +60,14 @@ c.JupyterHub.authenticator_class = "pam"
 c.PAMAuthenticator.allowed_groups = {GROUP}
 c.PAMAuthenticator.open_sessions = False  # no login session (pam_loginuid) for a server
 c.Authenticator.admin_users = set(INSTRUCTORS)
+# nbgrader's groups of a course (its multi-grader setup): its graders, its students
+c.JupyterHub.load_groups = {
+    f"formgrade-{COURSE_ID}": sorted(INSTRUCTORS | GRADERS),
+    f"nbgrader-{COURSE_ID}": sorted(set(filter(None, env("MEMCOURSE_HUB_USERS", "").split(",")))
+                                    - INSTRUCTORS - GRADERS),
+}
+# the hub's own pages (/hub/home, the spawn page) say where the course is
+c.JupyterHub.template_paths = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")]
 c.JupyterHub.template_vars = {
     "announcement_login": "Transformers as memory: log in with the account and password your "
     "instructor gave you (<code>make hub</code> prints them). Your assignments are in the "
@@ -56,7 +75,28 @@ c.JupyterHub.template_vars = {
 }
 
 # -- each user's server: the course's lab, run as that user ------------------------
-c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"
+LIMITS = limits.Limits.from_env(env("MEMCOURSE_HUB_LIMITS", ""))  # `make hub`'s options
+
+
+class LimitedSpawner(LocalProcessSpawner):
+    """LocalProcessSpawner whose server runs in its user's cgroup (tools/hub/limits.py):
+    made by the hub, entered by the forked child before it becomes the user, with
+    RLIMIT_NPROC and RLIMIT_DATA; all the server starts is born there."""
+
+    def make_preexec_fn(self, name):
+        become = super().make_preexec_fn(name)
+        instructor = role_of(self.user.name) == "instructor"
+        procs = limits.make_group(self.user.name, LIMITS, instructor)
+
+        def preexec():
+            limits.enter(procs)
+            limits.set_rlimits(LIMITS, instructor)
+            become()
+
+        return preexec
+
+
+c.JupyterHub.spawner_class = LimitedSpawner
 c.Spawner.cmd = [os.path.join(VENV, "bin", "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"
@@ -67,7 +107,7 @@ if env("MEMCOURSE_HUB_EXPOSE_APP") == "1":  # the end-to-end test asks JupyterLa
 
 
 def role_of(name: str) -> str:
-    if name in INSTRUCTORS:
+    if name in INSTRUCTORS or name in GRADERS:  # a grader gets the instructor's lab
         return "instructor"
     try:
         return "instructor" if name in grp.getgrnam(f"{GROUP}-instructors").gr_mem else "student"
@@ -114,6 +154,15 @@ def course_lab(spawner) -> None:
         seat = class_list.read(CLASS_LIST).get(spawner.user.name)  # a broken list: no spawn
         if seat is not None:
             spawner.environment[variants.SEAT_ENV] = str(seat)
+    if spawner.user.name in GRADERS and COURSE:  # Formgrader wants the course under the lab's root
+        spawner.notebook_dir = COURSE
+    if role == "student" and COURSE:  # the student's own due dates (extensions.yml)
+        from tools.lab import scores
+
+        try:
+            spawner.environment[scores.EXTENSIONS_ENV] = scores.extensions_of(COURSE, spawner.user.name)
+        except SystemExit as exc:  # the instructor's make publish says it too
+            spawner.log.warning("extensions not given to %s: %s", spawner.user.name, exc)
 
 
 c.Spawner.pre_spawn_hook = course_lab

@@ -2,39 +2,42 @@
 
     python -m tools.hub start [--port 8000] [--students 2]     (make hub, as root)
     python -m tools.hub stop                                    (make hub-stop)
+    python -m tools.hub clear-exchange                          (make hub-clear-exchange)
 
 ``start`` does, each step only when it is not done already:
 
 1. **configurable-http-proxy** (npm, 5.x) into ``/srv/memcourse/node``;
-2. **the users' environment**: a virtual environment ``/srv/memcourse/venv`` made with
-   Debian's ``/usr/bin/python3`` (the project's own Python may live where other users
-   cannot read, e.g. under /root), from ``requirements.txt``, with memkit installed as a
-   package (not editable); a stamp keyed on requirements.txt and memkit's files makes a
-   second run quick;
+2. **the users' environment**: ``/srv/memcourse/venv`` made with Debian's ``/usr/bin/python3``
+   (the project's own may be unreadable to others), from ``requirements.txt``, memkit
+   installed (not editable); a stamp of requirements.txt and memkit's files;
 3. **the lab's files**: ``jupyter/``, ``book/``, the lab's modules of ``tools/lab/``, the
    grader's sanitizer (``tools/grading/sanitize.py``, with the modules its package imports)
    and the exchange's collect, copied to ``/srv/memcourse/lab`` (world-readable; never
    ``solutions/``), with the page config of each role (the student's shows the
    *Assignments* tab);
-4. **the users**: group ``memcourse``, ``mc-instructor`` and ``mc-student1`` ...
-   (``--prefix``), with passwords (kept in the state folder, readable by root only, and
-   printed), homes of mode 700, and each user's ``~/.jupyter/nbgrader_config.py`` naming
-   the exchange and the course (``memcourse``); the instructor gets the course folder
-   ``~/memcourse`` (a copy of the course's tracked files, ``.venv`` linked to the users'
-   environment, so ``make grade`` works there), whose class list (``class-list.csv``,
-   ``memkit.class_list``) gives each new student the next seat; the students' nbgrader fetches into
-   ``~/memcourse/exercises/session-N``, and their ``~/.gitconfig`` trusts the course's
-   repository;
+4. **the users**: group ``memcourse``, ``mc-instructor``, the teaching assistants
+   (``--tas``: graders, ``tools.hub.staff``) and ``mc-student1`` ... with passwords (kept
+   in the state folder, root's only, and printed), homes of mode 700 (a student's on a file
+   system of ``--limits home_mb`` of its own, ``tools.hub.limits``), each user's
+   ``~/.jupyter/nbgrader_config.py`` naming the exchange and the course; the instructor
+   gets the course folder ``~/memcourse`` (a copy of the course's tracked files, ``.venv``
+   linked to the users' environment, so ``make grade`` works there), whose class list
+   (``class-list.csv``, ``memkit.class_list``) gives each new student the next seat; the
+   students' nbgrader fetches into ``~/memcourse/exercises/session-N``, their
+   ``~/.gitconfig`` trusts the course's repository;
    **the course's repository** (``tools.hub.course_repo``): ``/srv/memcourse/public/memcourse``,
    the instructor's book, start page and schedule published for the students' nbgitpuller
    (their first login clones it into ``~/memcourse``; `make publish` updates it);
-5. **the exchange**: ``/srv/nbgrader/exchange`` (nbgrader's default), mode 1777, on a file
+5. **the exchange**: ``/srv/nbgrader/exchange`` (nbgrader's default), root's, on a file
    system of its own (an ext4 image of ``--exchange-size`` MB in the state folder,
    loop-mounted), with the course's folders made for the instructor before anyone can
-   squat them; each user's nbgrader is given the largest submission (``--submission-size``)
-   and the instructor's the course's collect (``tools.hub.exchange``);
+   squat them and a share of ``--share-size`` MB per student (``tools.hub.shares``); each
+   user's nbgrader is given the course's plugins, the largest submission (``--submission-size``)
+   and the instructor's the course's collect (``tools.hub.exchange``); the schedule's due
+   dates put in the gradebook, the course folder shared with the graders (``tools.hub.staff``);
 6. **JupyterHub** (``tools/hub/jupyterhub_config.py``) on 127.0.0.1, PAM logins of the group,
-   one single-user server per user run as that user (``jupyterhub-singleuser`` of the
+   one single-user server per user run as that user in a cgroup of theirs with ``--limits``
+   (``jupyterhub-singleuser`` of the
    users' environment), started in the background after its proxy (started here, not by
    the hub, and waited on until it listens: node can take more than the 10 s a hub gives
    its own proxy on a loaded machine); their PIDs and logs are kept in the state folder
@@ -42,7 +45,8 @@
 
 ``stop`` stops the hub by its PID (the hub stops the single-user servers), then the proxy
 and any server still alive, by their PIDs, then every process of the hub's users
-(whatever a terminal or a kernel left running), then unmounts the exchange.
+(whatever a terminal or a kernel left running), removes their cgroups and what the
+students left in /tmp, /dev/shm, /run/lock, then unmounts the homes and the exchange.
 """
 
 from __future__ import annotations
@@ -56,7 +60,6 @@ import pwd
 import secrets
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -65,7 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from memkit import class_list
 from tools import ROOT, npm
-from tools.hub import course_repo, exchange, processes
+from tools.hub import course_repo, exchange, limits, processes, shares, staff
 from tools.hub.processes import free_port, port_free, running_pid
 
 CONFIG_FILE = Path(__file__).with_name("jupyterhub_config.py")
@@ -77,15 +80,20 @@ PROXY_PACKAGE = "configurable-http-proxy@5"
 SYSTEM_PYTHON = "/usr/bin/python3"
 # what the single-user servers need of the course (world-readable; never solutions/): the
 # lab, the guard of the pages that show a student's work with the grader's sanitizer (and
-# the modules its package imports), and the exchange's collect (an nbgrader plugin)
+# the modules its package imports), and the exchange's collect (an nbgrader plugin, with
+# the helpers of tools/common it writes its report with)
 LAB_FILES = ["jupyter", "book", "tools/__init__.py", "tools/lab/__init__.py",
              "tools/lab/launch.py", "tools/lab/contents.py", "tools/lab/student_work.py",
-             "tools/lab/scores.py",
+             "tools/lab/scores.py", "tools/lab/check.py", "tools/lab/validate.py",
+             "tools/lab/boxed_kernels.py", "tools/grading/sandbox.py",
+             "tools/grading/student_files.py",
              "tools/grading/__init__.py", "tools/grading/sanitize.py", "tools/release",
-             "tools/hub/__init__.py", "tools/hub/exchange.py"]
+             "tools/common/__init__.py", "tools/common/text.py", "tools/common/nbgrader_cli.py",
+             "tools/hub/__init__.py", "tools/hub/exchange.py", "tools/hub/shares.py"]
 # what the instructor's nbgrader imports from the course folder (the exchange's collect),
 # and what `make publish` runs there (kept up to date in a copy an older `make hub` made)
-PLUGIN_FILES = ["tools/__init__.py", "tools/hub/__init__.py", "tools/hub/exchange.py",
+PLUGIN_FILES = ["tools/__init__.py", "tools/common/__init__.py", "tools/common/text.py",
+                "tools/hub/__init__.py", "tools/hub/exchange.py", "tools/hub/shares.py",
                 "tools/hub/course_repo.py"]
 # what memkit's package is built from
 PACKAGE_FILES = ["memkit", "pyproject.toml"]  # memkit/README.md: its readme
@@ -104,9 +112,12 @@ class Hub:
     exchange: Path = EXCHANGE
     users: str = "mc-"                          # user names: <users>instructor, <users>studentN
     students: int = 2
+    tas: list = field(default_factory=list)     # teaching assistants' users (tools.hub.staff)
     port: int = 8000
     exchange_mb: int = 1024                     # the exchange's file system (0: the disk's)
     submission_mb: int = 20                     # one submission, at submit and at collect
+    share_mb: int = 30                          # each student's share of the exchange
+    limits: limits.Limits = field(default_factory=limits.Limits)  # per user (tools.hub.limits)
     extra_env: dict = field(default_factory=dict)
 
     @property
@@ -254,7 +265,7 @@ def ensure_users(hub: Hub) -> dict[str, str]:
     secrets_file = hub.state / "passwords.json"
     known = json.loads(secrets_file.read_text()) if secrets_file.exists() else {}
     passwords = {}
-    for user in [hub.instructor] + hub.student_names:
+    for user in [hub.instructor] + hub.tas + hub.student_names:
         if not _exists(user):
             subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash",
                             "--gid", GROUP, user], check=True)
@@ -263,6 +274,10 @@ def ensure_users(hub: Hub) -> dict[str, str]:
         subprocess.run(["chpasswd"], input=f"{user}:{password}\n", text=True, check=True)
         passwords[user] = password
         os.chmod(hub.home(user), 0o700)
+        if user != hub.instructor and hub.limits.home_mb:  # a home of its own size
+            entry = pwd.getpwnam(user)
+            say(limits.mount_home(hub.home(user), hub.state / "homes" / f"{user}.img",
+                                  hub.limits.home_mb, entry.pw_uid, entry.pw_gid))
         _nbgrader_config(hub, user)
         if user != hub.instructor:  # git reads the instructor's repository of the course
             entry = pwd.getpwnam(user)
@@ -292,10 +307,13 @@ def _nbgrader_config(hub: Hub, user: str) -> None:
              f"c.CourseDirectory.course_id = {COURSE_ID!r}",
              f"# a submission of at most {hub.submission_mb} MB (nbgrader submit, and collect)",
              f"c.CourseDirectory.max_dir_size = {limit}",
-             f"c.CourseDirectory.max_file_size = {limit}"]
-    if user == hub.instructor:
+             f"c.CourseDirectory.max_file_size = {limit}",
+             "# the exchange's root is root's; each student hands in to their share"]
+    lines += [f"c.ExchangeFactory.{op} = 'tools.hub.shares.{plugin.__name__}'"
+              for op, plugin in shares.PLUGINS.items()]
+    if user == hub.instructor or user in hub.tas:  # a grader works in the instructor's course
         lines += ["c.Exchange.path_includes_course = True",
-                  f"c.CourseDirectory.root = {str(hub.home(user) / COURSE_ID)!r}",
+                  f"c.CourseDirectory.root = {str(hub.course_dir())!r}",
                   "# collect only each student's own submissions, at the file system's time",
                   "c.ExchangeFactory.collect = 'tools.hub.exchange.CourseCollect'",
                   f"c.CourseCollect.group = {GROUP!r}"]
@@ -310,8 +328,9 @@ def _nbgrader_config(hub: Hub, user: str) -> None:
 
 
 def course_files() -> list[str]:
-    """The course's tracked files (git), or every file but the working folders."""
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=False)
+    """The course's files (git's: tracked, or new and not ignored), else all but work folders."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=ROOT, capture_output=True, check=False)
     if listed.returncode == 0 and listed.stdout:
         return [f for f in listed.stdout.decode().split("\0") if f and (ROOT / f).is_file()]
     skip = {".venv", "_build", ".git", "submitted", "autograded", "feedback"}
@@ -368,6 +387,12 @@ def ensure_exchange(hub: Hub) -> None:
         say(f"the exchange {hub.exchange} shares the disk (--exchange-size 0)")
     for line in exchange.lay_out(hub.exchange, COURSE_ID, hub.instructor):
         say("WARNING: " + line)
+    graders = staff.graders_group(COURSE_ID)  # they read and clear the students' shares
+    staff.ensure_group(graders, [hub.instructor] + list(hub.tas))
+    for student in hub.student_names:  # each student's share, its own size
+        say(shares.make_share(hub.exchange / COURSE_ID / "inbound", student, graders,
+                              hub.state / "shares" / f"{student}.img",
+                              hub.share_mb if hub.exchange_mb else 0, exchange.mount_limited))
     parent = hub.exchange.parent
     while parent != parent.parent and not os.stat(parent).st_mode & 0o001:
         os.chmod(parent, os.stat(parent).st_mode | 0o011)  # reachable by the users
@@ -388,7 +413,9 @@ def environment(hub: Hub) -> dict:
         "MEMCOURSE_HUB_PROXY": str(hub.proxy),
         "MEMCOURSE_HUB_GROUP": GROUP,
         "MEMCOURSE_HUB_INSTRUCTORS": hub.instructor,
-        "MEMCOURSE_HUB_USERS": ",".join([hub.instructor] + hub.student_names),
+        "MEMCOURSE_HUB_USERS": ",".join([hub.instructor] + hub.tas + hub.student_names),
+        **staff.environment(hub, COURSE_ID),  # the graders, the course (its extensions)
+        "MEMCOURSE_HUB_LIMITS": hub.limits.to_env(),  # each user's cgroup (tools.hub.limits)
         "MEMCOURSE_EXCHANGE": str(hub.exchange),
         "MEMCOURSE_HUB_COURSE_REPO": course_repo.url(hub.public),  # the students' git-pull
         # each student's seat (none before the instructor exists: `start` comes after it)
@@ -444,27 +471,6 @@ def start(hub: Hub, ready_timeout: float = 120) -> subprocess.Popen:
     raise RuntimeError(f"JupyterHub not ready after {ready_timeout} s")
 
 
-def _server_pids(hub: Hub) -> list[int]:
-    """PIDs of the single-user servers, as the hub recorded them (LocalProcessSpawner)."""
-    db = hub.state / "jupyterhub.sqlite"
-    if not db.exists():
-        return []
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
-            rows = conn.execute("SELECT state FROM spawners").fetchall()
-    except sqlite3.Error:
-        return []
-    pids = []
-    for (state,) in rows:
-        try:
-            pid = (json.loads(state) if isinstance(state, str) else state or {}).get("pid")
-        except (ValueError, AttributeError):
-            pid = None
-        if pid:
-            pids.append(int(pid))
-    return pids
-
-
 def hub_users(hub: Hub) -> list[str]:
     """The Unix users this hub made (its passwords file), or the ones it would make."""
     known = hub.state / "passwords.json"
@@ -478,7 +484,7 @@ def stop(hub: Hub, timeout: float = 30) -> list[int]:
     """Stop the hub by its PID, then whatever it left (servers, proxy), by their PIDs; then
     every process of the hub's users; then unmount the exchange's file system."""
     pid = running_pid(hub.state / "hub.pid")
-    others = _server_pids(hub)
+    others = processes.server_pids(hub.state / "jupyterhub.sqlite")
     proxy = running_pid(hub.state / "proxy.pid")
     if proxy:
         others.append(proxy)
@@ -499,10 +505,25 @@ def stop(hub: Hub, timeout: float = 30) -> list[int]:
         stopped.append(other)
     for name in ("hub.pid", "proxy.pid"):
         (hub.state / name).unlink(missing_ok=True)
-    stopped += processes.end_all(hub_users(hub), say)
+    users = [user for user in hub_users(hub) if _exists(user)]
+    stopped += processes.end_all(users, say)
+    for problem in (p for user in users for p in limits.release(user, hub.home(user))):
+        say(f"WARNING: {problem}")
+    students = {pwd.getpwnam(u).pw_uid for u in users if u != hub.instructor}
+    for path in processes.remove_files_of(students):  # /tmp, /dev/shm, /run/lock
+        say(f"removed {path} (left by a student)")
     if hub.exchange_mb and not exchange.unmount(hub.exchange):
         say(f"WARNING: the exchange {hub.exchange} is still mounted (in use?)")
     return stopped
+
+
+def clear_exchange(hub: Hub) -> int:
+    """The exchange emptied for a new term, as root, with the hub stopped."""
+    if running_pid(hub.state / "hub.pid"):
+        raise SystemExit("the hub is running: make hub-stop first")
+    ensure_exchange(hub)  # mounted, with the shares, the course's folders laid out again
+    say(f"removed {len(shares.clear(hub.exchange, COURSE_ID))} entries from {hub.exchange}")
+    return 0 if not hub.exchange_mb or exchange.unmount(hub.exchange) else 1
 
 
 def install(hub: Hub) -> dict[str, str]:
@@ -514,24 +535,39 @@ def install(hub: Hub) -> dict[str, str]:
     passwords = ensure_users(hub)
     ensure_public(hub)
     ensure_exchange(hub)  # before the hub starts: no student has logged in yet
+    staff.ensure(hub, COURSE_ID)  # the due dates in the gradebook, the graders' share
     return passwords
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.hub", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("action", choices=["start", "stop"])
+    parser.add_argument("action", choices=["start", "stop", "clear-exchange"],
+                        help="clear-exchange: with the hub stopped, empty the exchange for a "
+                             "new term (the released assignments, every share, the feedback)")
     parser.add_argument("--port", type=int, default=int(os.environ.get("HUB_PORT") or 0),
                         help="default 8000, or a free port if 8000 is taken")
     parser.add_argument("--students", type=int, default=2)
+    parser.add_argument("--tas", default="", help="teaching assistants' user names (graders)")
     parser.add_argument("--exchange-size", type=int, default=Hub.exchange_mb, metavar="MB",
                         help="the exchange's own file system, made once (default %(default)s; "
                              "0: none, the exchange shares the disk)")
     parser.add_argument("--submission-size", type=int, default=Hub.submission_mb, metavar="MB",
                         help="the largest submission, at submit and at collect (default %(default)s)")
+    parser.add_argument("--share-size", type=int, default=Hub.share_mb, metavar="MB",
+                        help="each student's share of the exchange (default %(default)s)")
+    parser.add_argument("--limits", default="", metavar="KEY=VALUE,...",
+                        help="each user's limits, e.g. memory_mb=1024,pids=128,cpus=0.5,"
+                             f"home_mb=2048 (defaults: {limits.Limits().to_env()})")
     args = parser.parse_args(argv)
-    hub = Hub(students=args.students, exchange_mb=args.exchange_size,
-              submission_mb=args.submission_size)
+    try:
+        limited = limits.Limits.from_env(args.limits)
+    except ValueError as exc:
+        parser.error(f"--limits: {exc}")
+    hub = Hub(students=args.students, tas=args.tas.split(), exchange_mb=args.exchange_size,
+              submission_mb=args.submission_size, share_mb=args.share_size, limits=limited)
+    if args.action == "clear-exchange":
+        return clear_exchange(hub)
     if args.action == "stop":
         stopped = stop(hub)
         say(f"stopped PIDs {' '.join(map(str, stopped))}" if stopped else "no hub was running")
@@ -545,7 +581,7 @@ def main(argv: list[str] | None = None) -> int:
         "browser on this machine (or at the end of an SSH tunnel to it) finds it.")
     say("Log in with one of these accounts (Unix users of the group memcourse):")
     for user, password in passwords.items():
-        role = "instructor" if user == hub.instructor else "student"
+        role = "instructor" if user == hub.instructor else "grader" if user in hub.tas else "student"
         say(f"  {user:<16} {password:<14} {role}")
     say(f"Students: menu Nbgrader > Assignment List (Fetch, then Submit). Instructor: Formgrader,"
         f" and a terminal in ~/{COURSE_ID} (nbgrader release_assignment session-3, nbgrader"

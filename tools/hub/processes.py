@@ -11,13 +11,20 @@ the hub knows (``setsid nohup sleep``, a double fork, a loop that forks): issue 
 every one of them, by ``kill(-1)`` run as each user (one call that signals all of that
 user's processes, so a forking process cannot outrun it), SIGTERM first, then SIGKILL.
 Used by ``tools.hub.local``'s ``stop`` (``make hub-stop``) and the hub's test.
+
+``remove_files_of`` then removes what the users left in the folders every user may write
+to (``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run/lock``): each entry they own, whole,
+found without following a link or crossing into another file system.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import socket
+import sqlite3
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -70,6 +77,46 @@ def end_all(users: list[str], say=print, grace: float = 5) -> list[int]:
     return ended
 
 
+SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+
+
+def remove_files_of(uids: set[int], folders=SHARED_FOLDERS, depth: int = 3) -> list[str]:
+    """Remove every entry owned by one of ``uids`` in ``folders``: looked for down to
+    ``depth`` folders of others (a world-writable folder in /tmp), on the folder's own
+    file system, never through a link; an entry of theirs is removed whole (``rm -rf
+    --one-file-system``: nothing under it is followed either). Returns the paths removed."""
+    removed = []
+
+    def visit(folder: str, device: int, left: int) -> None:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return
+        for name in names:
+            path = os.path.join(folder, name)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if st.st_dev != device:
+                continue
+            if st.st_uid in uids:
+                subprocess.run(["rm", "-rf", "--one-file-system", "--", path],
+                               capture_output=True, check=False)
+                removed.append(path)
+            elif left and stat.S_ISDIR(st.st_mode):
+                visit(path, device, left - 1)
+
+    for folder in folders:
+        try:
+            st = os.lstat(folder)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            visit(folder, st.st_dev, depth)
+    return removed
+
+
 def free_port() -> int:
     """A port of 127.0.0.1 that nothing listens on now (the system's pick)."""
     with socket.socket() as sock:
@@ -86,6 +133,27 @@ def port_free(port: int) -> bool:
         except OSError:
             return False
         return True
+
+
+def server_pids(db: Path) -> list[int]:
+    """PIDs of the single-user servers, as the hub recorded them in its database ``db``
+    (LocalProcessSpawner's state)."""
+    if not db.exists():
+        return []
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
+            rows = conn.execute("SELECT state FROM spawners").fetchall()
+    except sqlite3.Error:
+        return []
+    pids = []
+    for (state,) in rows:
+        try:
+            pid = (json.loads(state) if isinstance(state, str) else state or {}).get("pid")
+        except (ValueError, AttributeError):
+            pid = None
+        if pid:
+            pids.append(int(pid))
+    return pids
 
 
 def running_pid(path: Path) -> int | None:

@@ -23,7 +23,11 @@ changing nbgrader or JupyterLab:
   hashes their own inline scripts.
 * **A submission's files** (``/formgrader/submissions/<id>/<file>``, served by nbgrader
   from the student's autograded folder) and **nbconvert's exports** are sent with
-  ``sandbox``: a unique origin, no script; ``/files/`` has that already (Jupyter's own).
+  ``sandbox``: a unique origin, no script. Jupyter's ``/files/`` sandboxes a page but
+  lets its scripts run (``sandbox allow-scripts``): a file under a folder of students'
+  work (``submitted/``, ``autograded/``, ``feedback/``: ``STUDENT_FOLDERS``) is sent
+  with ``sandbox`` alone, and one a browser would show as a page (HTML, SVG, XML) as a
+  download (``Content-Disposition: attachment``).
 * **JupyterLab's pages** (and every other HTML page of the server) get a policy whose
   ``script-src`` is the server's own script folders (``static/``, ``lab/extensions/``,
   ``formgrader/static/``, nbgitpuller's ``git-pull/static/`` under its base URL: not ``/files/``, where a student's files are,
@@ -51,6 +55,9 @@ GRADE_ID = re.compile(r"[A-Za-z0-9_-]+")  # nbgrader's own rule for a grade id
 PATH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*")  # an assignment, notebook, student
 SANDBOX = ("sandbox; default-src 'none'; img-src 'self' data:; style-src 'self' "
            "'unsafe-inline'; font-src 'self' data:; frame-ancestors 'self'")
+STUDENT_FOLDERS = {"submitted", "autograded", "feedback"}  # a student's files, wherever
+ACTIVE_TYPES = ("text/html", "image/svg+xml", "application/xhtml+xml", "text/xml",
+                "application/xml", "application/javascript", "text/javascript")
 SCRIPT_TYPES = {"", "text/javascript", "application/javascript", "module",
                 "text/ecmascript", "application/ecmascript"}
 
@@ -137,6 +144,12 @@ def policy_transform(base_url: str):
             self.request = request
 
         def transform_first_chunk(self, status_code, headers, chunk, finishing):
+            if students_file(self.request.path, base_url):
+                headers["Content-Security-Policy"] = SANDBOX
+                if headers.get("Content-Type", "").split(";")[0].strip() in ACTIVE_TYPES:
+                    headers["Content-Disposition"] = "attachment"
+                headers["X-Content-Type-Options"] = "nosniff"
+                return status_code, headers, chunk
             policy = headers.get("Content-Security-Policy", "")
             if headers.get("Content-Type", "").startswith("text/html") \
                     and "sandbox" not in policy and "script-src" not in policy:
@@ -151,6 +164,17 @@ def policy_transform(base_url: str):
             return status_code, headers, chunk
 
     return PagePolicy
+
+
+def students_file(path: str, base_url: str) -> bool:
+    """Whether a request's path is a file served raw (``/files/``) from a folder of
+    students' work: ``submitted/``, ``autograded/`` or ``feedback/`` anywhere in it."""
+    from urllib.parse import unquote
+
+    files = base_url.rstrip("/") + "/files/"
+    if not path.startswith(files):
+        return False
+    return bool(STUDENT_FOLDERS & set(unquote(path[len(files):]).split("/")))
 
 
 def _guarded(handler_class):
