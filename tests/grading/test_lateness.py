@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -58,6 +59,45 @@ def test_a_bad_schedule_gets_a_clear_error(data, message):
         schedule.parse(data, known=course.assignments(ROOT))
 
 
+def test_extensions_give_a_student_a_date_or_days_more(tmp_path):
+    term = schedule.parse({"timezone": "Europe/Berlin",
+                           "due": {"session-1": "2026-10-12 23:59", "session-2": "2026-10-19"}})
+    schedule.parse_extensions({"session-1": {"ann": "2026-10-14 12:00", "bob": 3},
+                               "session-2": {"ann": 1.5}}, term, {"ann", "bob", "cy"})
+    assert term.due_for("session-1", "ann") == dt.datetime(2026, 10, 14, 12, 0, tzinfo=term.due["session-1"].tzinfo)
+    assert term.extension("session-1", "bob") == dt.timedelta(days=3)
+    assert term.extension("session-2", "ann") == dt.timedelta(days=1.5)
+    assert term.due_for("session-1", "cy") == term.due["session-1"]  # the class's
+    assert term.extension("session-1", "cy") is None
+    assert list(term.extensions_of("ann")) == ["session-1", "session-2"]
+    # the file beside schedule.yml, its students checked against the class list
+    (tmp_path / "schedule.yml").write_text("due:\n  session-3: 2026-10-12 18:00\n")
+    (tmp_path / "extensions.yml").write_text("session-3:\n  ann: 2026-10-13\n")
+    (tmp_path / "class-list.csv").write_text("seat,student\n1,ann\n")
+    assert schedule.load(tmp_path).extension("session-3", "ann") == dt.timedelta(days=1, hours=5, minutes=59)
+    (tmp_path / "extensions.yml").write_text("session-3:\n  zed: 2\n")
+    with pytest.raises(SystemExit, match="extensions.yml: session-3: 'zed' is not on the class list"):
+        schedule.load(tmp_path)
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"session-9": {"ann": 2}}, "'session-9' is not a session of schedule.yml"),
+    ({"session-2": {"ann": 2}}, "session-2 has no due date in schedule.yml"),
+    ({"session-1": ["ann"]}, "map each student to a date or a number of days"),
+    ({"session-1": {"ann": "next week"}}, "session-1, ann: 'next week' is not a date"),
+    ({"session-1": {"ann": "2026-10-01"}}, "is not after the class's due date"),
+    ({"session-1": {"ann": 0}}, "more than 0, at most 366"),
+    ({"session-1": {"ann": None}}, "neither a date nor a number of days"),
+    ({"session-1": {"a/b": 2}}, "is not one the grader can use"),
+    ({"session-1": {"zed": 2}}, "'zed' is not on the class list"),
+    (["ann"], "must map each session to its students"),
+])
+def test_a_bad_extension_gets_a_clear_error(data, message):
+    term = schedule.parse({"due": {"session-1": "2026-10-12", "session-2": None}})
+    with pytest.raises(SystemExit, match=f"^extensions.yml: .*{re.escape(message)}"):
+        schedule.parse_extensions(data, term, {"ann"})
+
+
 # --------------------------------------------------------------------------- the policy
 
 
@@ -96,6 +136,20 @@ def test_the_policy_changed_in_nbgrader_config_is_the_one_used(tmp_path):
 
 
 # --------------------------------------------------------------------------- a submission's time
+
+
+@pytest.mark.parametrize("seconds, days, extended, text", [
+    (360, 1, False, "6 min late (1 day begun)"),
+    (2 * 86400 + 3600, 3, False, "2 d 1 h late (3 days begun)"),
+    (3600 + 300, 1, True, "1 h 5 min late (1 day begun, extended due date)"),
+    (0, 0, True, "on time (extended due date)"),
+    (0, 0, False, "on time"),
+])
+def test_how_late_reads(seconds, days, extended, text):
+    when = dt.datetime(2026, 3, 1)
+    late = lateness.Lateness(when, when, seconds, days, 0.0, extended)
+    assert lateness.late_text(late) == text
+    assert lateness.from_message(lateness.as_message(late)) == late
 
 
 def test_a_timestamp_is_read_as_a_students_file(tmp_path):
@@ -143,8 +197,9 @@ def test_the_header_says_when_it_is_due_and_what_lateness_costs(tmp_path):
 
 @pytest.fixture(scope="module")
 def late_class(tmp_path_factory):
-    """The first session graded for three students who answered everything: one on time,
-    one two days and an hour late, one whose timestamp.txt is not a time. They fetched the
+    """The first session graded for four students who answered everything: one on time,
+    one two days and an hour late, one whose timestamp.txt is not a time, one as late as
+    the second but with an extension of three days (extensions.yml). They fetched the
     release before the term's dates were set (their headers have no due line): that is not
     an edit of the header."""
     root = tmp_path_factory.mktemp("late")
@@ -152,10 +207,12 @@ def late_class(tmp_path_factory):
     for folder in ("solutions", "exercises"):
         shutil.copytree(ROOT / folder, root / folder)
     (root / "schedule.yml").write_text(f"timezone: Europe/Berlin\ndue:\n  {FIRST}: 2026-03-02 18:00\n")
-    made = classroom.simulate(root, 3, [FIRST], kinds={f"student-0{i}": "full" for i in (1, 2, 3)})
+    (root / "extensions.yml").write_text(f"{FIRST}:\n  student-04: 3\n")
+    made = classroom.simulate(root, 4, [FIRST], kinds={f"student-0{i}": "full" for i in (1, 2, 3, 4)})
     times = {"student-01": "2026-03-02 16:59:00 UTC",  # 17:59 in Berlin: on time
              "student-02": "2026-03-04 18:00:00 UTC",  # 2 d 1 h late: 3 days counted
-             "student-03": "sometime on tuesday"}
+             "student-03": "sometime on tuesday",
+             "student-04": "2026-03-04 18:00:00 UTC"}  # as late, within the extension
     for student, text in times.items():
         (root / "submitted" / student / FIRST / "timestamp.txt").write_text(text)
     result = subprocess.run(
@@ -174,7 +231,7 @@ def late_class(tmp_path_factory):
 def test_the_due_date_is_nbgraders_and_the_late_one_is_penalised(late_class):
     grades, full = late_class["grades"], late_class["full"]
     for row in grades.values():
-        assert row["duedate"] == "2026-03-02 17:00:00"  # 18:00 Berlin, as UTC
+        assert row["duedate"] == "2026-03-02 17:00:00"  # 18:00 Berlin, as UTC (the class's)
         assert float(row["raw_score"]) == full
     assert float(grades["student-01"]["late_submission_penalty"]) == 0
     assert float(grades["student-01"]["score"]) == full
@@ -183,6 +240,8 @@ def test_the_due_date_is_nbgraders_and_the_late_one_is_penalised(late_class):
     assert float(late["late_submission_penalty"]) == pytest.approx(0.3 * full)
     assert float(late["score"]) == pytest.approx(0.7 * full)
     assert float(grades["student-03"]["late_submission_penalty"]) == 0  # no time: not late
+    assert float(grades["student-04"]["late_submission_penalty"]) == 0  # the extension's date
+    assert float(grades["student-04"]["score"]) == full
 
 
 def test_the_report_and_the_summary_say_how_late(late_class):
@@ -190,7 +249,7 @@ def test_the_report_and_the_summary_say_how_late(late_class):
     assert report["student-01"]["late"] == "on time"
     row = report["student-02"]
     assert row["submitted"] == "2026-03-04T18:00:00Z" and row["due"] == "2026-03-02T17:00:00Z"
-    assert row["late"] == "3 days late (2 d 1 h)"
+    assert row["late"] == "2 d 1 h late (3 days begun)"
     assert float(row["late_penalty"]) == pytest.approx(0.3 * late_class["full"])
     assert float(row["final_score"]) == pytest.approx(0.7 * late_class["full"])
     assert row["status"] == "ok"
@@ -198,7 +257,11 @@ def test_the_report_and_the_summary_say_how_late(late_class):
     assert odd["submitted"] == "" and "'sometime on tuesday' is not a time" in odd["reasons"]
     assert float(odd["score"]) == late_class["full"]  # graded all the same
     assert "Late submissions" in late_class["stdout"]
-    assert f"{FIRST} student-02: 3 days late (2 d 1 h), -" in late_class["stdout"]
+    assert f"{FIRST} student-02: 2 d 1 h late (3 days begun), -" in late_class["stdout"]
+    extended = report["student-04"]
+    assert extended["due"] == "2026-03-05T17:00:00Z" and float(extended["late_penalty"]) == 0
+    assert extended["late"] == "on time (extended due date)"
+    assert f"{FIRST} student-04: due 2026-03-05T17:00:00Z" in late_class["stdout"]
 
 
 def test_the_students_feedback_shows_the_penalty(late_class):
@@ -208,7 +271,7 @@ def test_the_students_feedback_shows_the_penalty(late_class):
     for page in pages:
         text = page.read_text()
         assert "Late submission penalty" in text  # nbgrader's own line among the scores
-        assert "Handed in 2026-03-04T18:00:00Z, due 2026-03-02T17:00:00Z (UTC): 3 days late" in text
+        assert "Handed in 2026-03-04T18:00:00Z, due 2026-03-02T17:00:00Z (UTC): 2 d 1 h late (3 days begun)" in text
     on_time = late_class["root"] / "feedback" / "student-01" / FIRST
     assert not any("memcourse-late" in p.read_text() for p in on_time.glob("*.html"))
 
@@ -221,3 +284,21 @@ def test_make_grade_lists_the_similarity_page(late_class):
     out = late_class["stdout"]
     assert "Similar answers (for the instructor only, never released):" in out
     assert f"  {FIRST}: student-01 and student-02 (100%)" in out and str(page) in out
+
+
+def test_the_lms_export_grades_the_extension_on_its_own_date(late_class, tmp_path):
+    """Canvas's import file: the late student's grade is after the penalty, the student with
+    an extension who handed in as late keeps every point."""
+    roster = tmp_path / "roster.csv"
+    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\n"
+                      '"Two, S",2,S2,student-02,A\n"Four, S",4,S4,student-04,A\n')
+    out = tmp_path / "canvas.csv"
+    done = subprocess.run([sys.executable, "-m", "tools.grading.lms", "canvas", str(roster),
+                           "--to", str(out), "--course-dir", str(late_class["root"])],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+                          env={**os.environ, "MEMCOURSE_DB_URL": ""})
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = list(csv.reader(out.open()))
+    grade = {r[3]: float(r[5]) for r in rows[2:]}
+    assert grade["student-04"] == pytest.approx(late_class["full"])
+    assert grade["student-02"] == pytest.approx(0.7 * late_class["full"])

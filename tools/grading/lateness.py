@@ -11,6 +11,9 @@
   ``tools.release.schedule``); ``record_due_dates`` writes it into nbgrader's gradebook
   through nbgrader's API (``Assignment.duedate``), so that nbgrader computes each
   submission's ``total_seconds_late`` itself and ``nbgrader export`` writes the due date.
+  A student's extension (``extensions.yml``) is nbgrader's own ``SubmittedAssignment.extension``,
+  granted by ``settle`` through ``Gradebook.grant_extension`` (and removed once the file no
+  longer grants it): nbgrader's ``duedate`` of that submission is then the student's.
 * **What it costs** is the policy the instructor configures in ``nbgrader_config.py``
   through nbgrader's ``LateSubmissionPlugin`` interface (``AssignLatePenalties.plugin_class``):
   by default ``FractionPerDay``, a fraction of each notebook's score per day or part of a
@@ -19,7 +22,8 @@
   of what is left) and returns what the report, the summary and the feedback show.
 
 Stage: beside staging (a submission's time) and judgement (its penalty). Depends on:
-``tools.grading.settings``, ``tools.grading.student_files``, ``tools.release.schedule``
+``tools.grading.settings``, ``tools.grading.student_files``, ``tools.release.schedule``,
+``tools.release.layout``
 (nbgrader's gradebook API and plugin interface).
 """
 
@@ -102,12 +106,25 @@ def policy(root: Path) -> BasePlugin:
 
 
 def record_due_dates(db_url: str, term: schedule.Schedule, which: list[str]) -> None:
-    """Each assignment's due date (from the schedule) into nbgrader's gradebook."""
-    from nbgrader.api import Gradebook
+    """Each assignment's due date (from the schedule) into nbgrader's gradebook, and each
+    extension into the submission it extends, where there is one already."""
+    from nbgrader.api import Gradebook, MissingEntry
 
-    with Gradebook(db_url) as gb:
+    with Gradebook(db_url) as gb:  # a new one is stamped by nbgrader's `alembic` (on PATH)
         for assignment in which:
             gb.update_or_create_assignment(assignment, duedate=term.due_utc(assignment))
+            for sub in gb.find_assignment(assignment).submissions:
+                extension = term.extension(assignment, sub.student_id)
+                try:
+                    gb.grant_extension(assignment, sub.student_id,
+                                       minutes=extension.total_seconds() / 60 if extension else 0)
+                except MissingEntry:
+                    continue
+
+
+def extension(root: Path, assignment: str, student: str) -> dt.timedelta | None:
+    """The student's extension for ``assignment`` (``extensions.yml``), or None."""
+    return schedule.load(Path(root)).extension(assignment, student)
 
 
 def read_timestamp(folder: Path) -> tuple[dt.datetime | None, str | None]:
@@ -149,6 +166,7 @@ class Lateness:
     seconds_late: float = 0.0
     days_late: int = 0
     penalty: float = 0.0  # points, every notebook together
+    extended: bool = False  # ``due`` is the student's extension's
 
 
 def as_message(late: Lateness | None) -> dict | None:
@@ -158,7 +176,7 @@ def as_message(late: Lateness | None) -> dict | None:
     return {"submitted": late.submitted.isoformat() if late.submitted else None,
             "due": late.due.isoformat() if late.due else None,
             "seconds_late": float(late.seconds_late), "days_late": int(late.days_late),
-            "penalty": float(late.penalty)}
+            "penalty": float(late.penalty), "extended": bool(late.extended)}
 
 
 def from_message(data) -> Lateness | None:
@@ -168,19 +186,22 @@ def from_message(data) -> Lateness | None:
     parse = lambda v: dt.datetime.fromisoformat(v) if isinstance(v, str) else None  # noqa: E731
     return Lateness(parse(data.get("submitted")), parse(data.get("due")),
                     float(data.get("seconds_late") or 0.0), int(data.get("days_late") or 0),
-                    float(data.get("penalty") or 0.0))
+                    float(data.get("penalty") or 0.0), bool(data.get("extended")))
 
 
-def settle(gb, assignment: str, student: str, plugin: BasePlugin) -> Lateness:
+def settle(gb, assignment: str, student: str, plugin: BasePlugin,
+           extension: dt.timedelta | None = None) -> Lateness:
     """The penalty of each notebook of a graded submission, from its score now (after the
     grader's check), written to the gradebook as nbgrader's ``AssignLatePenalties`` does:
-    the plugin's value, kept between 0 and the notebook's score."""
+    the plugin's value, kept between 0 and the notebook's score; ``extension``: the
+    student's (``schedule.Schedule.extension``), granted first (None: an older one removed)."""
     from nbgrader.api import MissingEntry
 
     try:
         submission = gb.find_submission(assignment, student)
     except MissingEntry:
         return Lateness()
+    gb.grant_extension(assignment, student, minutes=extension.total_seconds() / 60 if extension else 0)
     seconds = float(submission.total_seconds_late or 0.0)
     total = 0.0
     for notebook in submission.notebooks:
@@ -193,22 +214,56 @@ def settle(gb, assignment: str, student: str, plugin: BasePlugin) -> Lateness:
         notebook.late_submission_penalty = penalty
     gb.db.commit()
     days = plugin.days_late(seconds) if hasattr(plugin, "days_late") else math.ceil(seconds / DAY)
-    return Lateness(submission.timestamp, submission.duedate, seconds, days, round(total, 6))
+    return Lateness(submission.timestamp, submission.duedate, seconds, days, round(total, 6),
+                    bool(extension))
 
 
 def late_text(late: Lateness) -> str:
-    """How late, as the report and the feedback say it: "2 days late (1 d 3 h 5 min)"."""
+    """How late, as the report and the feedback say it: "1 d 3 h 5 min late (2 days begun)",
+    "on time (extended due date)"."""
+    extended = ["extended due date"] if late.extended else []
     if late.seconds_late <= 0:
-        return "on time" if late.submitted and late.due else ""
+        if not (late.submitted and late.due):
+            return ""
+        return "on time" + (f" ({extended[0]})" if extended else "")
     minutes = int(late.seconds_late // 60)
     days, rest = divmod(minutes, 24 * 60)
     hours, minutes = divmod(rest, 60)
     exact = " ".join(p for p in (f"{days} d" if days else "", f"{hours} h" if hours else "",
                                   f"{minutes} min" if minutes or not (days or hours) else "") if p)
-    counted = f"{late.days_late} day{'s' if late.days_late != 1 else ''}"
-    return f"{counted} late ({exact})"
+    counted = f"{late.days_late} day{'s' if late.days_late != 1 else ''} begun"
+    return f"{exact} late ({', '.join([counted] + extended)})"
 
 
 def utc_text(moment: dt.datetime | None) -> str:
     """A naive UTC time as the report writes it (ISO 8601 with Z)."""
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if moment else ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tools.grading.lateness [--course-dir DIR]`` (``make publish`` runs it):
+    the schedule's due dates and the extensions into nbgrader's gradebook, so that
+    Formgrader shows them before anything is graded."""
+    import argparse
+
+    from tools.grading.settings import default_db_url
+    from tools.release import layout
+
+    parser = argparse.ArgumentParser(prog="python -m tools.grading.lateness",
+                                     description=main.__doc__)
+    parser.add_argument("--course-dir", type=Path, default=Path.cwd())
+    args = parser.parse_args(argv)
+    root = args.course_dir.resolve()
+    every = layout.assignments(root, layout.SOURCE)
+    term = schedule.load(root, every)
+    record_due_dates(default_db_url(root), term, every)
+    for assignment in every:
+        print(f"{assignment}: due {schedule.when(term.due.get(assignment))}")
+    for (assignment, student), moment in sorted(term.extended.items()):
+        print(f"{assignment}, {student}: due {schedule.when(moment)} (extensions.yml)")
+    print(f"the due dates are in the gradebook ({default_db_url(root).split('?')[0]})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -8,7 +8,8 @@ In the order data flows through them:
 ====================  ============================================================
 ``layout``            where the assignments live: solutions/ (nbgrader's source),
                       exercises/ (its release), how a session's folder is named
-``schedule``          the term's due dates (schedule.yml), in one place
+``schedule``          the term's due dates (schedule.yml), in one place, and the
+                      students' extensions (extensions.yml)
 ``due_header``        the due date in each released notebook's header (an nbgrader
                       preprocessor of generate_assignment)
 ``session_pages``     the book's page of each session, rendered from the release

@@ -6,6 +6,18 @@
     term.due_utc("session-3")         # the same as naive UTC (nbgrader's gradebook keeps those)
     schedule.when(term.due["session-3"])   # "Monday 12 October 2026, 23:59 (Europe/Berlin)"
     schedule.due_line(term, "session-3", policy_text)   # the released header's "**Due:** ..." line
+    term.due_for("session-3", "alice")  # alice's own due date: her extension's, else the class's
+    term.extension("session-3", "alice")  # how much later (a timedelta), or None
+
+Extensions (``extensions.yml``, beside ``schedule.yml``; never published to the students):
+for a session, a student's own due date, or a number of days after the class's::
+
+    session-3:
+      alice: 2026-10-19 23:59   # a date (in the schedule's time zone; a date alone: 23:59)
+      bob: 3                    # days after the class's due date
+
+A student must be on the class list (``class-list.csv``, ``memkit.class_list``) when there is
+one; the session must have a due date, and the extension must fall after it.
 
 Why a file of the course and not nbgrader's own ``duedate`` alone: the gradebook is the
 grader's working database (git-ignored, one per machine, remade by ``make grade``), while
@@ -14,7 +26,8 @@ files. The file is the source; ``make grade`` writes each date into nbgrader's g
 through its API (``tools.grading.lateness``), so that nbgrader's own lateness
 (``total_seconds_late``) and its late-submission plugin work as nbgrader documents.
 
-Depends on: ``tools.release.layout``.
+Depends on: ``tools.release.layout`` (``memkit.class_list``: the students, and the files
+read as regular files only, no link followed: the hub reads them as root).
 """
 
 from __future__ import annotations
@@ -27,6 +40,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from tools.release.layout import ASSIGNMENT, ROOT
 
 FILE = "schedule.yml"
+EXTENSIONS = "extensions.yml"
 END_OF_DAY = dt.time(23, 59)
 
 
@@ -36,6 +50,7 @@ class Schedule:
 
     timezone: str = "UTC"
     due: dict[str, dt.datetime | None] = field(default_factory=dict)
+    extended: dict[tuple[str, str], dt.datetime] = field(default_factory=dict)  # (session, student)
 
     def due_utc(self, assignment: str) -> dt.datetime | None:
         """The due date as naive UTC, as nbgrader's gradebook stores it (None: none)."""
@@ -44,12 +59,25 @@ class Schedule:
             return None
         return when.astimezone(dt.timezone.utc).replace(tzinfo=None)
 
+    def due_for(self, assignment: str, student: str) -> dt.datetime | None:
+        """The student's due date: their extension's, else the class's."""
+        return self.extended.get((assignment, student), self.due.get(assignment))
 
-def _bad(message: str) -> SystemExit:
-    return SystemExit(f"{FILE}: {message}")
+    def extension(self, assignment: str, student: str) -> dt.timedelta | None:
+        """How much later than the class the student's work is due (None: no extension)."""
+        moment = self.extended.get((assignment, student))
+        return None if moment is None else moment - self.due[assignment]
+
+    def extensions_of(self, student: str) -> dict[str, dt.datetime]:
+        """{session: the student's own due date} of each session they have an extension for."""
+        return {a: moment for (a, s), moment in sorted(self.extended.items()) if s == student}
 
 
-def _parse(value, zone: ZoneInfo, where: str) -> dt.datetime | None:
+def _bad(message: str, name: str = FILE) -> SystemExit:
+    return SystemExit(f"{name}: {message}")
+
+
+def _parse(value, zone: ZoneInfo, where: str, name: str = FILE) -> dt.datetime | None:
     """One due date of the file: None, "YYYY-MM-DD HH:MM", a date alone (end of day)."""
     if value is None or value == "":
         return None
@@ -65,9 +93,9 @@ def _parse(value, zone: ZoneInfo, where: str) -> dt.datetime | None:
             else:
                 when = dt.datetime.fromisoformat(text)
         except ValueError:
-            raise _bad(f"{where}: {value!r} is not a date (write YYYY-MM-DD HH:MM)") from None
+            raise _bad(f"{where}: {value!r} is not a date (write YYYY-MM-DD HH:MM)", name) from None
     else:
-        raise _bad(f"{where}: {value!r} is not a date (write YYYY-MM-DD HH:MM)")
+        raise _bad(f"{where}: {value!r} is not a date (write YYYY-MM-DD HH:MM)", name)
     if when.tzinfo is None:
         when = when.replace(tzinfo=zone)
     return when.astimezone(zone)
@@ -101,18 +129,79 @@ def parse(data, known: list[str] | None = None) -> Schedule:
     return term
 
 
-def load(root: Path = ROOT, known: list[str] | None = None) -> Schedule:
-    """The course's schedule (an empty one when the file is missing)."""
-    import yaml
+def parse_extensions(data, term: Schedule, students: set[str] | None = None) -> Schedule:
+    """``term`` with the extensions of ``extensions.yml``'s data; ``students``: the class
+    list's students, if checked (else any id nbgrader can take)."""
+    from memkit.variants import checked_id
 
-    path = Path(root) / FILE
-    if not path.is_file():
-        return Schedule()
+    bad = lambda message: _bad(message, EXTENSIONS)  # noqa: E731
+    if data is None:
+        return term
+    if not isinstance(data, dict):
+        raise bad("must map each session to its students (session-3: {alice: 2026-10-19})")
+    zone = ZoneInfo(term.timezone)
+    for session, granted in data.items():
+        session = str(session)
+        if session not in term.due:
+            raise bad(f"{session!r} is not a session of {FILE} ({', '.join(term.due) or 'none'})")
+        if not isinstance(granted, dict):
+            raise bad(f"{session}: map each student to a date or a number of days (alice: 3)")
+        if term.due[session] is None:
+            raise bad(f"{session} has no due date in {FILE}: nothing to extend")
+        for student, value in granted.items():
+            try:
+                student = checked_id(str(student), f"{EXTENSIONS}, {session}")
+            except ValueError as exc:
+                raise bad(str(exc)) from None
+            if students is not None and student not in students:
+                raise bad(f"{session}: {student!r} is not on the class list (class-list.csv)")
+            where = f"{session}, {student}"
+            if isinstance(value, bool) or value is None:
+                raise bad(f"{where}: {value!r} is neither a date nor a number of days")
+            if isinstance(value, (int, float)):
+                if not 0 < value <= 366:
+                    raise bad(f"{where}: {value!r} days: more than 0, at most 366")
+                moment = term.due[session] + dt.timedelta(days=value)
+            else:
+                moment = _parse(value, zone, where, EXTENSIONS)
+            if moment <= term.due[session]:
+                raise bad(f"{where}: {when(moment)} is not after the class's due date, "
+                          f"{when(term.due[session])}")
+            term.extended[(session, student)] = moment
+    return term
+
+
+def _read(path: Path, name: str):
+    """A course file's YAML, read as a regular file only (None: no file)."""
+    import yaml
+    from memkit import class_list
+
     try:
-        data = yaml.safe_load(path.read_text())
+        raw = class_list._read_regular(path)
+    except class_list.ClassListError as exc:
+        raise _bad(str(exc).split(": ", 1)[-1], name) from None
+    if raw is None:
+        return None
+    try:
+        return yaml.safe_load(raw.decode("utf-8", errors="replace"))
     except yaml.YAMLError as exc:
-        raise _bad(f"not YAML ({exc})") from None
-    return parse(data, known)
+        raise _bad(f"not YAML ({exc})", name) from None
+
+
+def load(root: Path = ROOT, known: list[str] | None = None) -> Schedule:
+    """The course's schedule with its extensions (an empty one when the file is missing)."""
+    from memkit import class_list
+
+    root = Path(root)
+    term = parse(_read(root / FILE, FILE), known)
+    granted = _read(root / EXTENSIONS, EXTENSIONS)
+    if granted is None:
+        return term
+    try:
+        listed = set(class_list.read(root / class_list.NAME)) or None
+    except class_list.ClassListError as exc:
+        raise _bad(f"the class list cannot be read: {exc}", EXTENSIONS) from None
+    return parse_extensions(granted, term, listed)
 
 
 def when(moment: dt.datetime | None) -> str:

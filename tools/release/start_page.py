@@ -1,7 +1,8 @@
 """The students' start page (``start.md``): the sessions, their chapters, assignments and due dates.
 
-``make assignments`` writes it (``write``), ``python -m tools.release --check`` says whether it
-is up to date (``differences``).
+``make assignments`` writes it (``write``; so does ``make publish``, ``python -m
+tools.release.start_page``, after the schedule changed), ``python -m tools.release --check``
+says whether it is up to date (``differences``).
 
 A page at the course's root, where a student lands on the course hub (the course pulled
 into ``~/memcourse``, opened at ``start.md``): one section per session of ``_toc.yml``,
@@ -94,7 +95,8 @@ def render(root: Path = layout.ROOT) -> str:
              "All*: the figures are live), then do its exit test and exercises. Fetch those in "
              "the lab's **Assignments** tab (menu *Nbgrader > Assignment List*): they arrive in "
              "`exercises/session-N/`, answer them there, *Submit* before the due date. Your "
-             f"scores, late penalties and feedback are on [your scores page]({scores_url(root)}).",
+             f"scores, late penalties and feedback are on [your scores page]({scores_url(root)}),"
+             " and so is your own due date where you were granted an extension.",
              ""]
     if any(term.due.values()):
         lines += [f"Due dates are in {term.timezone} time"
@@ -132,3 +134,7 @@ def differences(root: Path = layout.ROOT) -> list[str]:
     if path.read_text() != render(root):
         return [f"out of date: {FILE} (make assignments)"]
     return []
+
+
+if __name__ == "__main__":
+    print(f"wrote {write(Path.cwd())}")
