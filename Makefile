@@ -14,10 +14,10 @@ JB     := $(BIN)/jupyter-book
 # `make system-deps` installs the missing ones, as root.
 SYSTEM_PACKAGES := texlive-xetex texlive-latex-recommended texlive-latex-extra \
 	texlive-fonts-recommended latexmk xindy fonts-freefont-otf fonts-dejavu-core \
-	poppler-utils chromium bubblewrap postgresql python3-venv
+	poppler-utils chromium bubblewrap postgresql python3-venv acl
 
-.PHONY: help setup system-deps mathjax book pdf test test-fast lint docs lab bench clean check class-list assignments grade export \
-	hub hub-stop publish
+.PHONY: help setup system-deps mathjax book pdf test test-fast lint docs lab bench clean check class-list assignments calibrate grade export \
+	hub hub-stop hub-clear-exchange publish
 
 help:
 	@echo "make book   build the HTML book into _build/html (executes every chapter)"
@@ -26,15 +26,18 @@ help:
 	@echo "make test-fast  the maintainer's loop: memkit, the derivations, the chapters' numbers, the questions, the grader's units"
 	@echo "make docs   the documentation of docs/ as a site in _build/docs (strict, links checked)"
 	@echo "make lab    open JupyterLab; chapters open as notebooks, widgets are live (ROLE=instructor)"
-	@echo "make check  run the visible tests of your notebooks (NB=exercises/session-3/exit-test.ipynb; ID=alice sets your student id)"
+	@echo "make check  run the visible tests of your notebooks (NB=exercises/session-3/exit-test.ipynb; ID=alice sets your student id;"
+	@echo "            GRADE=1 NB=... grades it with the course's grader: right or wrong per question)"
 	@echo "make class-list  every student's seat (ADD=\"alice bob\" seats new students)"
 	@echo "make assignments  regenerate exercises/ and the session pages from solutions/"
+	@echo "make calibrate  before a term: every graded question tried on 200 ids, honest answers and slips (IDS=, SEEDS=, JOBS=)"
 	@echo "make grade  autograde submitted/ (ASSIGNMENTS=, SUBMITTED=, ZIP=, TIMEOUT=, JOBS=, SCHEDULER=, LMS= ROSTER=)"
 	@echo "make export LMS=canvas|moodle ROSTER=roster.csv  the grades as the LMS's import CSV"
 	@echo "make hub   the course on a local JupyterHub (as root): users, exchange, lab; HUB_PORT="
 	@echo "make hub-stop  stop it"
-	@echo "make publish  (on the hub, in the instructor's course) the chapters' corrections to the students"
-	@echo "make bench  time every figure's update (Python, then key press to picture in the lab), weigh the heaviest page, time class grading"
+	@echo "make publish  (on the hub, in the instructor's ~/memcourse) a changed schedule, extensions or chapter to the gradebook and the students"
+	@echo "make bench  time every figure's update (Python, then key press to picture in the lab), weigh the heaviest page,"
+	@echo "            Lighthouse (mobile) on the start page and the three heaviest chapters, time class grading"
 	@echo "make clean  remove _build (the execution cache included)"
 	@echo "make system-deps  install the Debian packages that pdf and test need (as root)"
 
@@ -106,9 +109,11 @@ lab: $(STAMP)
 
 # The student's loop: run the visible tests; NB= one or more notebooks (default: the
 # notebooks under exercises/ you changed, or all of them). ID= sets your student id once
-# (the exit tests draw your own numbers from it), then stops.
+# (the exit tests draw your own numbers from it), then stops. GRADE=1 (a clone with
+# solutions/, after trying): NB= graded by the course's own grader, right or wrong per
+# question, and its feedback page (tools/lab/self_grade.py).
 check: $(STAMP)
-	$(BIN)/python -m tools.lab.check $(if $(ID),--id $(ID),$(NB))
+	$(BIN)/python -m $(if $(GRADE),tools.lab.self_grade,tools.lab.check) $(if $(ID),--id $(ID),$(NB))
 
 # The class list (class-list.csv): ADD="alice bob" gives new students the next seats (the
 # order of their options, balanced over the class); without ADD, every student's seat.
@@ -118,6 +123,15 @@ class-list: $(STAMP)
 # exercises/ (nbgrader's release) and book/session-N.md, generated from solutions/
 assignments: $(STAMP)
 	$(BIN)/python -m tools.release
+
+# Before a term: every graded question calibrated (tools/grading/calibration): the reference
+# method for IDS= student ids (default 200), SEEDS= honest answers per id of a Monte Carlo
+# answer (default 10), plausible slips; the report in _build/calibration/ (calibration.csv,
+# slips.csv, calibration.html). JOBS= worker processes (default 2). Exits 1 on a failure
+# the catalog does not list.
+calibrate: $(STAMP)
+	$(BIN)/python -m tools.grading.calibration $(if $(IDS),--ids $(IDS)) $(if $(SEEDS),--seeds $(SEEDS)) \
+	  $(if $(JOBS),--jobs $(JOBS))
 
 # The instructor's loop: autograde every submission (submitted/<student>/<assignment>/, or
 # ZIP= a class archive as nbgrader zip_collect expects), feedback, grades.csv, a report.
@@ -142,28 +156,42 @@ export: $(STAMP)
 # as root: Unix users mc-instructor, mc-student1, mc-student2 (passwords printed), nbgrader's
 # exchange /srv/nbgrader/exchange (a file system of its own, EXCHANGE_MB=, default 1024; its
 # course folders the instructor's; submissions of at most SUBMISSION_MB=, default 20), the
-# users' environment /srv/memcourse/venv; HUB_PORT= (default 8000, or a free port).
-# make hub-stop stops it by PID, then every process of its users.
+# users' environment /srv/memcourse/venv; HUB_PORT= (default 8000, or a free port); each
+# user's limits HUB_LIMITS=memory_mb=2048,pids=256,cpus=1.0,home_mb=1024,... (docs/hub.md).
+# TAS="mc-ta1 mc-ta2": teaching assistants, graders of the course (tools/hub/staff.py).
+# make hub-stop stops it by PID, then every process of its users, and removes their files
+# from /tmp, /dev/shm and /run/lock.
 hub: $(STAMP) system-deps
-	$(BIN)/python -m tools.hub start $(if $(HUB_PORT),--port $(HUB_PORT)) \
+	$(BIN)/python -m tools.hub start $(if $(HUB_PORT),--port $(HUB_PORT)) $(if $(TAS),--tas "$(TAS)") \
 	  $(if $(EXCHANGE_MB),--exchange-size $(EXCHANGE_MB)) \
-	  $(if $(SUBMISSION_MB),--submission-size $(SUBMISSION_MB))
+	  $(if $(SUBMISSION_MB),--submission-size $(SUBMISSION_MB)) \
+	  $(if $(HUB_LIMITS),--limits $(HUB_LIMITS))
 
-# On the course hub, in the instructor's course folder: the book, start page and schedule
-# published to the repository the students pull (nbgitpuller; tools/hub/course_repo.py).
+# On the course hub, in the instructor's course folder (~/memcourse, the one to edit once the
+# hub exists): a changed schedule.yml or extensions.yml carried everywhere it shows: the
+# due dates and extensions into nbgrader's gradebook (Formgrader), the start page, then the
+# book, start page and schedule published to the repository the students pull (nbgitpuller;
+# tools/hub/course_repo.py). nbgrader's `alembic` must be on PATH for a new gradebook.
 publish: $(STAMP)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m tools.grading.lateness
+	$(BIN)/python -m tools.release.start_page
 	$(BIN)/python -m tools.hub.course_repo
 
 hub-stop: $(STAMP)
 	$(BIN)/python -m tools.hub stop
 
+# A new term: the exchange emptied (released assignments, every student's share, feedback).
+hub-clear-exchange: $(STAMP)
+	$(BIN)/python -m tools.hub clear-exchange
+
 # figure updates in Python, key press to new picture in the lab (a real browser), the first
-# load of the heaviest page of the HTML book (built first), then class grading against
-# plain sequential nbgrader
+# load of the heaviest page of the HTML book (built first), Lighthouse (mobile) on its start
+# page and three heaviest chapters, then class grading against plain sequential nbgrader
 bench: $(STAMP) book
 	$(BIN)/python benchmarks/figures.py
 	$(BIN)/python benchmarks/lab_figures.py
 	$(BIN)/python benchmarks/book_weight.py
+	$(BIN)/python benchmarks/lighthouse.py
 	$(BIN)/python benchmarks/grading.py
 
 clean:
