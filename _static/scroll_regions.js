@@ -1,27 +1,18 @@
 /* Regions that scroll sideways get a tab stop (tools/book/accessible_html.py).
  *
- * On a narrow screen a display equation or a wide table keeps its size and scrolls sideways
- * (memcourse.css) instead of running off the page (a figure's picture shrinks to the column);
- * so does an inline formula wider than its paragraph, set on a line of its own (.memwide). A region that scrolls must be
+ * On a narrow screen a display equation and a figure's picture keep their size and scroll
+ * sideways (memcourse.css) instead of running off the page. A region that scrolls must be
  * reachable from the keyboard (WCAG 2.1.1), so while it does scroll it gets tabindex 0, and
  * loses it when the window grows and it fits again (no tab stop that does nothing). The
  * theme does the same for code blocks and cell outputs.
  */
 (function () {
   "use strict";
-  var SELECTOR = 'mjx-container[display="true"], mjx-container.memwide, .bd-article table.table';
-  var INLINE = 'mjx-container[jax="CHTML"]:not([display="true"])';
+  var SELECTOR = 'mjx-container[display="true"], .memfig-scroll';
   var pending = null;
 
   function mark() {
     pending = null;
-    document.querySelectorAll(INLINE).forEach(function (math) {
-      var block = math.parentElement && math.parentElement.closest("p, li, dd, td, th, div");
-      math.classList.remove("memwide");
-      if (block && math.getBoundingClientRect().width > block.clientWidth + 1) {
-        math.classList.add("memwide");
-      }
-    });
     document.querySelectorAll(SELECTOR).forEach(function (region) {
       if (region.scrollWidth > region.clientWidth + 1) region.tabIndex = 0;
       else region.removeAttribute("tabindex");

@@ -17,10 +17,7 @@ c.ServerApp.jpserver_extensions = {
     # what a student wrote runs in nobody's browser: Formgrader's pages sanitized, every
     # page under a Content-Security-Policy, a submission's files in a sandbox
     "tools.lab.student_work": True,
-    # nbgrader's Validate button answered as `make check` answers (tools/lab/validate.py):
-    # "not attempted", or the visible test's message, not its traceback
-    "nbgrader.server_extensions.validate_assignment": False,
-    "tools.lab.validate": True,
+    "nbgrader.server_extensions.validate_assignment": True,
     "nbgrader.server_extensions.formgrader": instructor,
     "nbgrader.server_extensions.course_list": instructor,
     "nbgrader.server_extensions.assignment_list": instructor or exchange,
@@ -29,14 +26,6 @@ c.ServerApp.jpserver_extensions = {
     "nbgitpuller": exchange,
     "tools.lab.scores": exchange and not instructor,
 }
-
-# a student's notebook (under submitted/, autograded/, feedback/) opened in the instructor's
-# lab runs in the grader's box, "Python 3 (sandboxed)", unless the instructor picks
-# "Python 3 (as me)" for it (tools/lab/boxed_kernels.py); a student's lab has Python 3 only
-if instructor:
-    c.ServerApp.kernel_manager_class = "tools.lab.boxed_kernels.CourseKernels"
-else:
-    c.KernelSpecManager.allowed_kernelspecs = {"python3"}
 
 # a terminal is the server's own environment (the course's Python first on PATH, as the
 # server was started with): not a login shell, whose /etc/profile would put it back

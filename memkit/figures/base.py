@@ -263,20 +263,16 @@ class InteractiveFigure:
         """The width in CSS pixels at which the live widget shows the picture."""
         return round(self.size[0] * CSS_PX_PER_INCH)
 
-    def png(self, with_reading: bool = True, scale: int = 1) -> bytes:
+    def png(self, with_reading: bool = True) -> bytes:
         """The figure in its current state as PNG bytes, its reading drawn under it.
 
-        The book's picture: ``size`` inches at ``style.DPI`` times ``scale`` (2: the
-        HTML book's frames, drawn for a screen of two device pixels per CSS pixel, shown at
-        the size of ``scale`` 1). The live widget shows
+        The book's picture: ``size`` inches at ``style.DPI``. The live widget shows
         :meth:`live_picture` instead, with the reading as text beside the picture
         (``with_reading=False`` leaves the reading out here too).
         """
         image = self._render(with_reading).convert("RGB")
-        if scale not in (1, 2):
-            raise ValueError(f"scale must be 1 or 2, not {scale!r}")
-        width = round(self.size[0] * style.DPI * scale)
-        height = round(self.size[1] * style.DPI * scale)
+        width = round(self.size[0] * style.DPI)
+        height = round(self.size[1] * style.DPI)
         image = image.resize((width, height), Image.Resampling.LANCZOS)
         buffer = io.BytesIO()
         image.save(buffer, format="png", compress_level=1)

@@ -4,10 +4,8 @@ A figure declares its controls once (``make_controls``); this module reads that
 declaration to enumerate the figure's whole control space (a slider's steps, the
 options of a row of buttons, tabs or a picker, the two states of a toggle) and draws
 each state through the figure's own code path (``png(with_reading=False)``, the picture
-the book shows, without its reading, at ``FRAME_SCALE`` times its pixels: sharp on a
-screen of two device pixels per CSS pixel, shown at the book's size, the spec's ``width``
-and ``height``), reduced to a 256-colour palette, and the reading is the figure's own
-``caption``. The HTML book plays the frames with a small script
+the book shows, without its reading), reduced to a 256-colour palette, and the reading
+is the figure's own ``caption``. The HTML book plays the frames with a small script
 (``tools/book/live_figures.py``); nothing is declared a second time.
 
     spec = describe(figures.get("recall-noise"))     # controls, as the page shows them
@@ -25,14 +23,12 @@ import ipywidgets as widgets
 import numpy as np
 from PIL import Image
 
-from memkit import figures, style
+from memkit import figures
 
 #: widget classes and the kind of page control each becomes
 SLIDERS = (widgets.IntSlider, widgets.FloatSlider)
 CHOICES = (widgets.ToggleButtons, widgets.Dropdown, widgets.RadioButtons)
 TOGGLES = (widgets.Checkbox, widgets.ToggleButton)
-#: device pixels per CSS pixel the frames are drawn for (phones and laptops of today)
-FRAME_SCALE = 2
 
 
 def _options(control) -> list[tuple[str, Any]]:
@@ -80,9 +76,8 @@ def _label(control, value) -> str:
 
 
 def describe(figure) -> dict:
-    """The figure as the page draws it: its alt text and prompt, each control's kind,
-    label, values, default and unit ("" when it has none), and the picture's size in CSS
-    pixels (``width``, ``height``: the book's picture, whatever the frames' scale)."""
+    """The figure as the page draws it: its alt text and prompt, and each control's kind,
+    label, values, default and unit ("" when it has none)."""
     controls = []
     for name, control in figure.controls.items():
         values = control_values(control)
@@ -96,8 +91,7 @@ def describe(figure) -> dict:
             "unit": figure.units.get(name, ""),
         })
     return {"id": figure.id, "alt": figure.alt_text, "prompt": figure.prompt,
-            "controls": controls, "width": round(figure.size[0] * style.DPI),
-            "height": round(figure.size[1] * style.DPI)}
+            "controls": controls}
 
 
 def _distance(a, b) -> float:
@@ -138,6 +132,5 @@ def render(figure_id: str) -> tuple[dict, dict[str, tuple[bytes, str]]]:
     for key, state in states(figure):
         for name, value in state.items():
             figure.controls[name].value = value
-        frames[key] = (encode(figure.png(with_reading=False, scale=FRAME_SCALE)),
-                       figure.caption)
+        frames[key] = (encode(figure.png(with_reading=False)), figure.caption)
     return spec, frames
