@@ -26,8 +26,7 @@ help:
 	@echo "make test-fast  the maintainer's loop: memkit, the derivations, the chapters' numbers, the questions, the grader's units"
 	@echo "make docs   the documentation of docs/ as a site in _build/docs (strict, links checked)"
 	@echo "make lab    open JupyterLab; chapters open as notebooks, widgets are live (ROLE=instructor)"
-	@echo "make check  run the visible tests of your notebooks (NB=exercises/session-3/exit-test.ipynb; ID=alice sets your student id;"
-	@echo "            GRADE=1 NB=... grades it with the course's grader: right or wrong per question)"
+	@echo "make check  run the visible tests of your notebooks (NB=exercises/session-3/exit-test.ipynb; ID=alice sets your student id)"
 	@echo "make class-list  every student's seat (ADD=\"alice bob\" seats new students)"
 	@echo "make assignments  regenerate exercises/ and the session pages from solutions/"
 	@echo "make calibrate  before a term: every graded question tried on 200 ids, honest answers and slips (IDS=, SEEDS=, JOBS=)"
@@ -36,8 +35,7 @@ help:
 	@echo "make hub   the course on a local JupyterHub (as root): users, exchange, lab; HUB_PORT="
 	@echo "make hub-stop  stop it"
 	@echo "make publish  (on the hub, in the instructor's ~/memcourse) a changed schedule, extensions or chapter to the gradebook and the students"
-	@echo "make bench  time every figure's update (Python, then key press to picture in the lab), weigh the heaviest page,"
-	@echo "            Lighthouse (mobile) on the start page and the three heaviest chapters, time class grading"
+	@echo "make bench  time every figure's update (Python, then key press to picture in the lab), weigh the heaviest page, time class grading"
 	@echo "make clean  remove _build (the execution cache included)"
 	@echo "make system-deps  install the Debian packages that pdf and test need (as root)"
 
@@ -109,11 +107,9 @@ lab: $(STAMP)
 
 # The student's loop: run the visible tests; NB= one or more notebooks (default: the
 # notebooks under exercises/ you changed, or all of them). ID= sets your student id once
-# (the exit tests draw your own numbers from it), then stops. GRADE=1 (a clone with
-# solutions/, after trying): NB= graded by the course's own grader, right or wrong per
-# question, and its feedback page (tools/lab/self_grade.py).
+# (the exit tests draw your own numbers from it), then stops.
 check: $(STAMP)
-	$(BIN)/python -m $(if $(GRADE),tools.lab.self_grade,tools.lab.check) $(if $(ID),--id $(ID),$(NB))
+	$(BIN)/python -m tools.lab.check $(if $(ID),--id $(ID),$(NB))
 
 # The class list (class-list.csv): ADD="alice bob" gives new students the next seats (the
 # order of their options, balanced over the class); without ADD, every student's seat.
@@ -185,13 +181,11 @@ hub-clear-exchange: $(STAMP)
 	$(BIN)/python -m tools.hub clear-exchange
 
 # figure updates in Python, key press to new picture in the lab (a real browser), the first
-# load of the heaviest page of the HTML book (built first), Lighthouse (mobile) on its start
-# page and three heaviest chapters, then class grading against plain sequential nbgrader
+# load of the heaviest page of the HTML book (built first), then class grading against plain sequential nbgrader
 bench: $(STAMP) book
 	$(BIN)/python benchmarks/figures.py
 	$(BIN)/python benchmarks/lab_figures.py
 	$(BIN)/python benchmarks/book_weight.py
-	$(BIN)/python benchmarks/lighthouse.py
 	$(BIN)/python benchmarks/grading.py
 
 clean:

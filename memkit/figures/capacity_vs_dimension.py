@@ -74,9 +74,8 @@ class CapacityVsDimension(InteractiveFigure):
     alt_text = ("The predicted interference-to-signal ratio against the number of stored pairs "
                 "for the linear, ReLU-power and softmax reads, each crossing the dashed line of "
                 "ratio 1 at its capacity, marked with a dot and its value.")
-    prompt = ("At d = 64, read the five dots left to right, each sharper read holding many "
-              "times more pairs; then drag d: every dot moves right, the higher ReLU powers "
-              "faster, and the softmax dot soon leaves the chart.")
+    prompt = ("Drag d up from 64: every dot moves right, the higher ReLU powers faster, and "
+              "the softmax dot soon leaves the chart.")
     compute = staticmethod(capacity_curves)
 
     def make_controls(self):

@@ -52,8 +52,7 @@ class SoftmaxLiftsRank(InteractiveFigure):
     size = (7.6, 3.0)
     alt_text = ("Three panels: the rank-2 score matrix, the attention matrix softmax(βQKᵀ), and "
                 "its ten singular values on a logarithmic scale.")
-    prompt = ("Start β at 0: every row is flat and one singular value stands alone (rank 1). "
-              "Move it off 0: all ten singular values rise (rank 10) while the scores keep "
+    prompt = ("Drag β off 0: all ten singular values rise (rank 10) while the scores keep "
               "rank 2; drag on and each row gathers on one entry.")
     compute = staticmethod(rank_lift)
 

@@ -61,9 +61,8 @@ class Temperature(InteractiveFigure):
     alt_text = ("Bars of the softmax weights of seven memories against their similarity to the "
                 "query, with a dashed line at 1/7, beside two curves against β: the largest "
                 "weight and the size of the softmax Jacobian with respect to the logits.")
-    prompt = ("Drag β from 0: the bars leave the 1/7 line and the best match takes nearly all "
-              "the weight; on the right the largest weight climbs toward 1 while the Jacobian "
-              "with respect to the logits, through which learning passes, sinks toward 0.")
+    prompt = ("Drag β from 0: the bars leave the 1/7 line, the best match takes nearly all "
+              "the weight, and the Jacobian with respect to the logits sinks toward 0.")
     compute = staticmethod(temperature_weights)
 
     def make_controls(self):

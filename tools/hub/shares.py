@@ -99,7 +99,15 @@ class CourseReleaseAssignment(SharedRoot, ExchangeReleaseAssignment):
 
 
 class CourseReleaseFeedback(SharedRoot, ExchangeReleaseFeedback):
-    """nbgrader's release_feedback, the exchange's root left as it is."""
+    """nbgrader's release_feedback, the exchange's root left as it is. A teaching assistant
+    releases into the instructor's feedback folder, which the graders' group writes through
+    its ACL (``tools.hub.staff``): a folder this user may write is enough, where nbgrader's
+    own check wants it self-owned."""
+
+    def ensure_directory(self, path, mode):
+        if os.path.isdir(path) and os.access(path, os.W_OK | os.X_OK):
+            return
+        super().ensure_directory(path, mode)
 
 
 class CourseFetchAssignment(SharedRoot, ExchangeFetchAssignment):
