@@ -27,6 +27,14 @@ c.ServerApp.jpserver_extensions = {
     "tools.lab.scores": exchange and not instructor,
 }
 
+# a student's notebook (under submitted/, autograded/, feedback/) opened in the instructor's
+# lab runs in the grader's box, "Python 3 (sandboxed)", unless the instructor picks
+# "Python 3 (as me)" for it (tools/lab/boxed_kernels.py); a student's lab has Python 3 only
+if instructor:
+    c.ServerApp.kernel_manager_class = "tools.lab.boxed_kernels.CourseKernels"
+else:
+    c.KernelSpecManager.allowed_kernelspecs = {"python3"}
+
 # a terminal is the server's own environment (the course's Python first on PATH, as the
 # server was started with): not a login shell, whose /etc/profile would put it back
 c.ServerApp.terminado_settings = {"shell_command": [os.environ.get("SHELL") or "/bin/sh"]}
