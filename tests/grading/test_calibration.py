@@ -22,6 +22,7 @@ import re
 import pytest
 
 from tools import ROOT
+from tools.common import student_run
 from tools.grading.calibration import __main__ as cli
 from tools.grading.calibration import book, catalog, engine, report, run
 
@@ -159,7 +160,7 @@ def test_the_common_questions_are_those_drawn_for_no_one():
     for path in cli.notebooks():
         nb = engine.Notebook.read(path)
         student = cli.sample_ids(1)[0]
-        with engine.as_student(student, path.parent):
+        with student_run.as_student(student, path.parent):
             solved = engine.solve(nb, student)
         drawn = set(solved.before_test[list(nb.questions)[-1]]["numbers"].varied())
         common = set(catalog.COMMON.get(nb.name, {}))

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import pathlib
 import random
 import re
@@ -21,7 +20,7 @@ import sys
 
 from dataclasses import dataclass
 
-from memkit.variants import ENV, SEAT_ENV
+from tools.common import student_run
 from tools.grading.simulate.shared_numbers import typed_cell
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -76,30 +75,11 @@ RANDOM_IDS = [f"u{random.Random(30 + i).getrandbits(40):010x}" for i in range(20
 SEATS = {student: seat for seat, student in enumerate(RANDOM_IDS, start=1)}
 
 
-@contextlib.contextmanager
 def as_student(student: str, folder: pathlib.Path | None = None):
     """The numbers of ``student`` drawn (``memkit.variants``), with their seat of ``SEATS``
     if they have one, and the reference code of the solutions beside the notebook
     (``answer_key.py`` in ``folder``) importable, for a run."""
-    saved = {name: os.environ.get(name) for name in (ENV, SEAT_ENV)}
-    saved_path = list(sys.path)
-    os.environ[ENV] = student
-    os.environ.pop(SEAT_ENV, None)
-    if student in SEATS:
-        os.environ[SEAT_ENV] = str(SEATS[student])
-    if folder is not None:
-        sys.path.insert(0, str(folder))
-    sys.modules.pop("answer_key", None)
-    try:
-        yield
-    finally:
-        sys.modules.pop("answer_key", None)
-        sys.path[:] = saved_path
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    return student_run.as_student(student, folder, SEATS.get(student))
 
 
 def run(path: pathlib.Path, answers: dict | None = None, printed: dict | None = None,

@@ -6,6 +6,8 @@
                     characters escaped, a long list of like reasons counted
 ``nbgrader_cli``    nbgrader's commands run as the course runs them (its
                     environment, without the slow optional imports)
+``student_run``     one student's run of an assignment's cells in this process
+                    (their numbers drawn, the reference code importable)
 ==================  ================================================================
 
 Every package of ``tools`` may import this one; it imports none of them.

@@ -32,15 +32,13 @@ import contextlib
 import copy
 import io
 import json
-import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from memkit.variants import ENV, SEAT_ENV, uniform
+from memkit.variants import uniform
 from tools.grading import hidden
 from tools.grading.cells import cell_meta, cell_text
 from tools.grading.plain import Budget, Unplain, canonical, rebuild_within, to_plain
@@ -169,28 +167,6 @@ def _bound_anywhere(text: str) -> set[str]:
             | {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)})
 
 
-@contextlib.contextmanager
-def as_student(student: str, folder: Path):
-    """The environment of one student's run: their id (no seat: the order of their options
-    is drawn from the id) and the reference code beside the notebook (``answer_key.py``)."""
-    saved = {name: os.environ.get(name) for name in (ENV, SEAT_ENV)}
-    saved_path = list(sys.path)
-    os.environ[ENV] = student
-    os.environ.pop(SEAT_ENV, None)
-    sys.path.insert(0, str(folder))
-    sys.modules.pop("answer_key", None)
-    try:
-        yield
-    finally:
-        sys.modules.pop("answer_key", None)
-        sys.path[:] = saved_path
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 def _exec(text: str, name: str, ns: dict) -> None:
     with contextlib.redirect_stdout(io.StringIO()):
         exec(compile(text, name, "exec"), ns)  # noqa: S102 - the instructor's own cells
@@ -208,7 +184,7 @@ class Solved:
 
 def solve(nb: Notebook, student: str) -> Solved:
     """The set-up, the reference answers and the tests of ``nb`` run for ``student`` (inside
-    ``as_student``)."""
+    ``tools.common.student_run.as_student``)."""
     ns: dict = {"__name__": "__main__", "print": _quiet, "__memcourse_lambda__": hidden.tag_lambda}
     found = Solved(student, {}, {})
     for kind, gid, text in nb.cells:

@@ -15,7 +15,7 @@
 
 Stage: none (the calibration). Depends on: ``tools.grading.hidden``,
 ``tools.grading.calibration.catalog``, ``tools.grading.calibration.engine``,
-``tools.grading.calibration.book``.
+``tools.grading.calibration.book``, ``tools.common.student_run``.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from memkit.variants import DEFAULT_ID
+from tools.common import student_run
 from tools.grading import hidden
 from tools.grading.calibration import catalog, engine
 from tools.grading.calibration.book import Printed
@@ -188,11 +189,11 @@ def calibrate(path: Path, ids: list[str], seeds: int, band_ids: set[str], printe
     results = {qid: Result(nb.name, qid, _kind(q), common=catalog.COMMON.get(nb.name, {}).get(qid, ""),
                            known=catalog.KNOWN.get((nb.name, qid), {}))
                for qid, q in nb.questions.items()}
-    with engine.as_student(DEFAULT_ID, folder):
+    with student_run.as_student(DEFAULT_ID, folder):
         default = engine.solve(nb, DEFAULT_ID).answers
     before: dict | None = None
     for student in ids:
-        with engine.as_student(student, folder):
+        with student_run.as_student(student, folder):
             solved = engine.solve(nb, student)
             for qid, question in nb.questions.items():
                 start, result = time.perf_counter(), results[qid]
