@@ -77,9 +77,9 @@ def before():
 TIMES: dict[str, list[float]] = {}
 
 # open a chapter, wait for its kernel to answer, and say whether JupyterLab thinks it changed
-OPENED_CLEAN = """async (path) => {
+OPENED_CLEAN = """async ([path, factory]) => {
   const app = window.jupyterapp;
-  const widget = await app.commands.execute('docmanager:open', {path, factory: 'Jupytext Notebook'});
+  const widget = await app.commands.execute('docmanager:open', {path, factory});
   await widget.context.ready;
   await widget.sessionContext.ready;
   for (let i = 0; i < 600 && !widget.sessionContext.session?.kernel; i++)
@@ -98,9 +98,12 @@ FOCUS_RING = """() => {
 }"""
 
 
-@pytest.mark.parametrize("chapter", ["book/index.md", SCREENSHOT_CHAPTER])
-def test_a_chapter_opened_is_not_modified(page, chapter):
-    assert page.evaluate(OPENED_CLEAN, chapter) is False, f"{chapter} is marked modified on opening"
+@pytest.mark.parametrize("path, factory", [
+    ("book/index.md", "Jupytext Notebook"), (SCREENSHOT_CHAPTER, "Jupytext Notebook"),
+    ("start.md", "Jupytext Notebook"),  # the course's start page, and a released assignment
+    ("exercises/session-3/exit-test.ipynb", "Notebook")])
+def test_a_notebook_opened_is_not_modified(page, path, factory):
+    assert page.evaluate(OPENED_CLEAN, [path, factory]) is False, f"{path} is marked modified on opening"
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

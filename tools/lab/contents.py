@@ -18,7 +18,8 @@ its glossary and labels are that folder's: the course's ``book/``, or a student'
 of it on a hub (``~/book``), where the lab's files live elsewhere. A chapter is sent with
 the ``language_info`` its kernel reports (ipykernel's), which JupyterLab would otherwise
 add on opening (and the kernel again on starting), marking the chapter modified before
-any edit.
+any edit; so is every other notebook (``start.md``, an assignment) whose ``language_info``
+only abbreviates the kernel's.
 
 Saving: the generated cell is dropped and every changed cell is put back as it was
 written; when no cell's text differs from the file, the file is not written at all (a
@@ -198,6 +199,16 @@ def kernel_language_info() -> dict:
     return copy.deepcopy(IPythonKernel.language_info)
 
 
+def with_kernel_language_info(nb_json: dict) -> None:
+    """The kernel's ``language_info`` in place of one it only abbreviates (missing, or
+    ``{"name": "python"}`` as a release has it): what JupyterLab sets when the kernel
+    starts, so an unedited notebook opens unmodified. One of another Python is kept."""
+    meta = nb_json.setdefault("metadata", {})
+    known, full = meta.get("language_info") or {}, kernel_language_info()
+    if isinstance(known, dict) and all(full.get(k) == v for k, v in known.items()):
+        meta["language_info"] = copy.deepcopy(full)
+
+
 def _notebook(nb_json):
     nb = nbformat.from_dict(copy.deepcopy(nb_json))
     for cell in nb.cells:
@@ -212,7 +223,7 @@ def lab_view(nb_json: dict, path: str, book: Path = BOOK) -> dict:
     nb = _notebook(nb_json)
     here = Path(path).name
     known = labels(book)
-    nb.metadata.setdefault("language_info", kernel_language_info())
+    with_kernel_language_info(nb)
     for cell in nb.cells:
         if cell.cell_type != "markdown":
             continue
@@ -300,8 +311,12 @@ class CourseContentsManager(_manager_class()):
 
     async def get(self, path, content=True, type=None, format=None, **kwargs):
         model = await super().get(path, content=content, type=type, format=format, **kwargs)
-        if content and model.get("type") == "notebook" and is_chapter(self._file(path)):
+        if not content or model.get("type") != "notebook":
+            return model
+        if is_chapter(self._file(path)):
             model["content"] = lab_view(model["content"], path, self._file(path).parent)
+        else:
+            with_kernel_language_info(model["content"])
         return model
 
     async def save(self, model, path=""):
