@@ -47,8 +47,24 @@ def gradebook(tmp_path_factory):
             gb.find_submission_notebook("exit-test", assignment, student) \
                 .late_submission_penalty = penalty or None
         gb.add_submission("session-1", "dee")
+        gb.add_assignment("session-9", duedate="2099-01-01 12:00:00")  # dated, not handed in
         gb.db.commit()
     return folder, url
+
+
+def test_grades_csv_has_the_assignments_handed_in_only(gradebook, tmp_path):
+    """A session the schedule dated (``make publish``) and nobody handed in has no row of
+    zeros in grades.csv: an LMS import of it would mark every student 0."""
+    from tools.grading.report import export_csv
+    from tools.grading.settings import Settings
+
+    folder, url = gradebook
+    export_csv(Settings(root=folder, submitted=folder / "submitted", db_url=url),
+               tmp_path / "grades.csv")
+    with (tmp_path / "grades.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert {r["assignment"] for r in rows} == {"session-1", "session-2"}
+    assert {(r["student_id"], r["assignment"]) for r in rows} >= set(SCORES)
 
 
 CANVAS_ROSTER = """\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,session-2 (4242),Quiz 1 (17),Current Score

@@ -104,6 +104,15 @@ def add_students(db_url: str, students: list[str]) -> None:
                 gb.add_student(student)
 
 
+def submitted_assignments(db_url: str) -> list[str]:
+    """The assignments of the gradebook with at least one submission (those the schedule
+    only dated, ``make publish``, are left out), in the gradebook's order."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url) as gb:
+        return [a.name for a in gb.assignments if a.num_submissions > 0]
+
+
 def guarded(db_url: str, pairs) -> set | None:
     """What the gradebook guard of one grader compares: every row (None) or these submissions.
 

@@ -7,7 +7,8 @@ written as text: each CSV cell through ``tools.common.text.csv_cell`` (no formul
 printed line through ``tools.common.text.shown`` (no control character).
 
 Depends on: ``tools.grading.outcome``, ``tools.grading.settings``, ``tools.grading.lateness``,
-``tools.release.layout``, ``tools.release.assignments`` (nbgrader), ``tools.common.text``.
+``tools.release.layout``, ``tools.release.assignments`` (nbgrader), ``tools.common.text``,
+``tools.grading.gradebook``.
 """
 
 from __future__ import annotations
@@ -20,13 +21,17 @@ from pathlib import Path
 from tools.common.text import csv_row, shown
 from tools.release import assignments as course
 from tools.release import layout
-from tools.grading import lateness
+from tools.grading import gradebook, lateness
 from tools.grading.outcome import STATUSES, Outcome
 from tools.grading.settings import Settings
 
 def export_csv(settings: Settings, path: Path) -> None:
+    """grades.csv: nbgrader's export of the assignments handed in (a session the schedule
+    only dated has no row of zeros)."""
+    handed = gradebook.submitted_assignments(settings.db_url)
     result = course.run_nbgrader(
-        ["export", f"--to={path}", f"--db={settings.db_url}"], cwd=settings.root
+        ["export", f"--to={path}", f"--db={settings.db_url}",
+         *(f"--assignment={name}" for name in handed)], cwd=settings.root
     )
     if result.returncode != 0:
         raise SystemExit(f"nbgrader export failed:\n{result.stdout}{result.stderr}")
