@@ -19,6 +19,9 @@ c.ServerApp.jpserver_extensions = {
     "tools.lab.student_work": True,
     "nbgrader.server_extensions.validate_assignment": True,
     "nbgrader.server_extensions.formgrader": instructor,
+    # MathJax 2 served by the lab: Formgrader's page of a submission typesets its maths
+    # with it, not from a CDN (tools/lab/student_work.py)
+    "jupyter_server_mathjax": instructor,
     "nbgrader.server_extensions.course_list": instructor,
     "nbgrader.server_extensions.assignment_list": instructor or exchange,
     # on the course hub: the course pulled into the home (nbgitpuller's git-pull links),

@@ -13,6 +13,7 @@ tests/test_hub.py opens the same page on a real hub in Chromium; this is the fas
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -22,6 +23,9 @@ from tools.lab import student_work
 
 ROOT = Path(__file__).resolve().parents[2]
 PAYLOAD = "pwned()"
+
+
+MATHJAX = "/user/prof/static/jupyter_server_mathjax/MathJax.js"  # as the lab serves it
 
 
 def attack_notebook() -> dict:
@@ -91,7 +95,7 @@ def runnable(html: str) -> list[str]:
 def test_the_submission_page_holds_nothing_that_runs(exporter, tmp_path):
     path = tmp_path / "exit-test.ipynb"
     path.write_text(json.dumps(attack_notebook()))
-    clean = student_work._CleanExporter(exporter)
+    clean = student_work._CleanExporter(exporter, MATHJAX)
     page, _ = clean.from_filename(str(path), resources=dict(RESOURCES))
     assert "Mine" in page and "exit-test" in page  # the student's answer is shown, as text
     assert runnable(page) == []
@@ -99,12 +103,35 @@ def test_the_submission_page_holds_nothing_that_runs(exporter, tmp_path):
     assert clean.hashes and clean.hashes <= student_work.inline_hashes(page)
 
 
+def test_the_submission_page_typesets_its_maths_with_the_labs_mathjax(exporter, tmp_path):
+    """nbgrader's template names MathJax on a CDN (no network on a hub, and outside the
+    page's policy): the page loads jupyter_server_mathjax's copy, which the lab serves."""
+    import jupyter_server_mathjax
+
+    path = tmp_path / "exit-test.ipynb"
+    path.write_text(json.dumps(attack_notebook()))
+    page, _ = student_work._CleanExporter(exporter, MATHJAX).from_filename(
+        str(path), resources=dict(RESOURCES))
+    sources = re.findall(r'<script src="([^"]*)"', page)
+    loaded = [src for src in sources if "mathjax" in src.lower()]
+    assert len(loaded) == 1 and loaded[0].startswith(MATHJAX + "?config="), sources
+    config = loaded[0].split("?config=")[1].split(",")
+    # its settings are an inline script the policy allows; none left for MathJax to eval
+    assert student_work.MATHJAX_SETTINGS in page and "text/x-mathjax-config" not in page
+    clean = student_work._CleanExporter(exporter, MATHJAX)
+    clean.from_filename(str(path), resources=dict(RESOURCES))
+    assert student_work.inline_hashes(student_work.MATHJAX_SETTINGS) <= clean.hashes
+    static = Path(jupyter_server_mathjax.__file__).parent / "static"
+    assert (static / "MathJax.js").is_file()
+    assert all((static / "config" / f"{name}.js").is_file() for name in config), config
+
+
 def test_the_policy_would_stop_the_students_scripts_unsanitized(exporter, tmp_path):
     """The policy's hashes come from the template: unsanitized, the same page's student
     scripts and handlers are not among them."""
     path = tmp_path / "exit-test.ipynb"
     path.write_text(json.dumps(attack_notebook()))
-    clean = student_work._CleanExporter(exporter)
+    clean = student_work._CleanExporter(exporter, MATHJAX)
     clean.from_filename(str(path), resources=dict(RESOURCES))
     raw, _ = exporter.from_notebook_node(nbformat.read(path, 4), resources=dict(RESOURCES))
     assert runnable(raw), "the attack notebook carries no script: the test proves nothing"

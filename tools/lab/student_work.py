@@ -15,9 +15,10 @@ changing nbgrader or JupyterLab:
   nbconvert and cleaned again (``clean_html``: markdown's own links), cells whose nbgrader grade id is
   not one nbgrader accepts (``[A-Za-z0-9_-]+``; it is written into the page's attributes)
   shown as plain cells; its Content-Security-Policy allows only nbgrader's static scripts,
-  MathJax's folder on its CDN (the page's maths) and the inline scripts of nbgrader's
+  the lab's MathJax folder and the inline scripts of nbgrader's
   template, hashed from the same page rendered with no cells, so a script that got
-  through would not run either.
+  through would not run either. The page's maths is typeset by the lab's own MathJax
+  (jupyter_server_mathjax's MathJax 2, where nbgrader's template names a CDN).
 * **Formgrader's other pages** take only ids in their path (an assignment, a notebook, a
   student: nbgrader writes them into inline scripts unescaped), else 404; their policy
   hashes their own inline scripts.
@@ -58,6 +59,21 @@ SANDBOX = ("sandbox; default-src 'none'; img-src 'self' data:; style-src 'self' 
 STUDENT_FOLDERS = {"submitted", "autograded", "feedback"}  # a student's files, wherever
 ACTIVE_TYPES = ("text/html", "image/svg+xml", "application/xhtml+xml", "text/xml",
                 "application/xml", "application/javascript", "text/javascript")
+# the maths of Formgrader's page of a submission: MathJax 2 as the lab serves it
+# (jupyter_server_mathjax, loaded by the instructor's lab), in place of the CDN that
+# nbgrader's template (nbconvert's mathjax macro) names
+MATHJAX = "static/jupyter_server_mathjax"
+MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
+# the template's settings as the object MathJax reads before it loads ($...$ inline); its
+# text/x-mathjax-config block, which MathJax 2 would eval (the policy has no 'unsafe-eval':
+# MathJax's start-up would wait on it for ever), is left as plain text
+MATHJAX_EVAL = '<script type="text/x-mathjax-config">'
+MATHJAX_SETTINGS = (
+    "<script>window.MathJax = {tex2jax: {inlineMath: [['$', '$'], ['\\\\(', '\\\\)']], "
+    "displayMath: [['$$', '$$'], ['\\\\[', '\\\\]']], processEscapes: true, "
+    "processEnvironments: true}, TeX: {equationNumbers: {autoNumber: 'AMS', "
+    "useLabelIds: true}}, displayAlign: 'center', messageStyle: 'none'};</script>")
+MATHJAX_CDN = re.compile(r'<script src="https://cdnjs\.cloudflare\.com/ajax/libs/mathjax/[^"<>]*">')
 SCRIPT_TYPES = {"", "text/javascript", "application/javascript", "module",
                 "text/ecmascript", "application/ecmascript"}
 
@@ -216,10 +232,13 @@ def _clean_markdown2html(exporter):
 
 class _CleanExporter:
     """Formgrader's exporter, given the sanitized notebook, its markdown rendered and
-    cleaned again; keeps the hashes of the template's own inline scripts."""
+    cleaned again, its page's MathJax the lab's own (``mathjax``: the URL of
+    jupyter_server_mathjax's ``MathJax.js``, where nbgrader's template names a CDN);
+    keeps the hashes of the template's own inline scripts."""
 
-    def __init__(self, exporter):
+    def __init__(self, exporter, mathjax: str):
         self.exporter = exporter
+        self.mathjax = mathjax
         self.hashes: set[str] = set()
 
     def from_filename(self, filename, resources=None, **kw):
@@ -230,8 +249,12 @@ class _CleanExporter:
         nb = nbformat.from_dict(_plain_grade_ids(clean_notebook(nbformat.read(filename, 4))))
         blank = nbformat.v4.new_notebook()
         html, _ = self.exporter.from_notebook_node(blank, resources=copy.deepcopy(resources))
-        self.hashes = inline_hashes(html)
-        return self.exporter.from_notebook_node(nb, resources=copy.deepcopy(resources), **kw)
+        self.hashes = inline_hashes(html) | inline_hashes(MATHJAX_SETTINGS)
+        html, out = self.exporter.from_notebook_node(nb, resources=copy.deepcopy(resources), **kw)
+        # the template's own tag (the notebook's cells carry no script: clean_notebook)
+        local = f'{MATHJAX_SETTINGS}<script src="{self.mathjax}?config={MATHJAX_CONFIG}">'
+        html = MATHJAX_CDN.sub(lambda _: local, html, count=1)
+        return html.replace(MATHJAX_EVAL, '<script type="text/plain">', 1), out
 
 
 def _submission_page(handler_class):
@@ -242,25 +265,22 @@ def _submission_page(handler_class):
         @property
         def exporter(self):
             if not hasattr(self, "_clean_exporter"):
-                self._clean_exporter = _CleanExporter(self.settings["nbgrader_exporter"])
+                from jupyter_server.utils import url_path_join
+
+                self._clean_exporter = _CleanExporter(
+                    self.settings["nbgrader_exporter"],
+                    url_path_join(self.base_url, MATHJAX, "MathJax.js"))
             return self._clean_exporter
 
         def finish(self, chunk=None):
             if getattr(self, "_clean_exporter", None) is not None:
+                mathjax = _origin(self.request) + self._clean_exporter.mathjax.rsplit("/", 1)[0]
                 self.set_header("Content-Security-Policy", page_policy(
                     _origin(self.request), self.base_url, self._clean_exporter.hashes, lab=False,
-                    remote=_folder_of(self._clean_exporter.exporter.mathjax_url)))
+                    remote=(mathjax + "/",)))
             return super().finish(chunk)
 
     return SubmissionPage
-
-
-def _folder_of(url: str) -> tuple[str, ...]:
-    """The folder of a remote script (MathJax, which nbconvert's page loads from its CDN and
-    which loads its parts and fonts from beside itself): that folder only, not the host."""
-    if not url.startswith("https://"):
-        return ()
-    return (url.split("?")[0].rsplit("/", 1)[0] + "/",)
 
 
 def _sandboxed(handler_class):
