@@ -100,6 +100,9 @@ PWNED = """() => {
 }"""
 
 
+# how many formulas MathJax 2 has typeset on a page (its HTML-CSS output's elements)
+MATHS_TYPESET = "() => document.querySelectorAll('.MathJax, .MathJax_Display').length"
+
 # a GET from the page, as the lab's own requests are made (the browser finds *.localhost,
 # the test's HTTP client does not; JupyterHub's server wants the _xsrf cookie in a header)
 FETCH = """async (url) => {
@@ -433,8 +436,11 @@ def loop(hub, browser):
     seen["student terminal"] = terminal(pages[partly], f"cd ~/{COURSE}/book && which nbgrader && "
                                                        f"nbgrader submit {ASSIGNMENT}")
     # a student with an extension (extensions.yml) hands in after the class's due date, from
-    # a terminal (nbgrader's commands, as the README gives them)
-    fetched = sh(hub, extended, f"export PYTHONPATH='{hub.lab}'; mkdir -p ~/{COURSE}/exercises && "
+    # the terminal of their lab (its first login pulled the course; nbgrader's commands, as
+    # the README gives them)
+    epage = log_in(browser, hub, extended, passwords[extended])
+    epage.wait_for_url(re.compile(r"/lab/tree/memcourse/start\.md"), timeout=WAIT)
+    fetched = sh(hub, extended, f"export PYTHONPATH='{hub.lab}'; cd ~/{COURSE} && "
                                 f"nbgrader fetch_assignment {ASSIGNMENT}")
     assert fetched.returncode == 0, fetched.stdout + fetched.stderr
     for name, given in answers(1.0).items():
@@ -492,6 +498,9 @@ def loop(hub, browser):
     if seen["ta"]["released"][0] != 0:  # the rest of the loop needs the feedback released
         terminal(ipage, f"cd ~/{COURSE} && nbgrader release_feedback {ASSIGNMENT}")
 
+    seen["listed"] = {  # what the Assignments tab reads (nbgrader list), as each student
+        student: sh(hub, student, f"export PYTHONPATH='{hub.lab}'; nbgrader list --cached")
+        for student in (full, partly)}
     for student in (full, partly):
         page = pages[student]
         open_assignments(page)
@@ -518,8 +527,14 @@ def loop(hub, browser):
             page.goto(f"{hub.url}/hub/home")  # the hub's home page says where the course is
             seen["hub home"] = page.locator("body").inner_text()
             shot(page, "home")
-    # the student with an extension sees their own due date beside their score
-    page = log_in(browser, hub, extended, passwords[extended])
+    # the student with an extension sees their own due date beside their score, once their
+    # server restarted (the hub hands each server its student's dates at its start; docs)
+    page = epage
+    page.goto(f"{hub.url}/hub/home")
+    page.locator("#stop").click()
+    page.locator("#stop").wait_for(state="hidden")  # JupyterHub's page: stopped
+    page.locator("#start").click()
+    page.wait_for_url(re.compile(rf"/user/{extended}/"), timeout=WAIT)
     page.goto(f"{hub.url}/hub/user-redirect/memcourse/scores")
     page.locator("h1", has_text="Your scores").wait_for()
     seen["scores page"][extended] = page.locator("main").inner_text()
@@ -658,19 +673,28 @@ def instructor_views(hub, page, student: str) -> dict:
     submission = next(s["id"] for s in json.loads(listed) if s["student"] == student)
     grading = page.context.new_page()
     response = grading.goto(f"{base}/formgrader/submissions/{submission}/")
-    written = grading.locator("input#q6-written")  # Formgrader still works: a score is saved
+    # Formgrader still works: the instructor changes the TA's score (1) and it is saved
+    written = grading.locator("input#q6-written")
     written.wait_for()
     grading.wait_for_timeout(1000)
     with grading.expect_response(lambda r: "/formgrader/api/grade/" in r.url
                                  and r.request.method == "PUT") as saved:
-        written.fill("1")
+        written.fill("0.5")
         written.press("Tab")
     assert saved.value.ok, saved.value.status
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:  # the page's maths typeset by the lab's MathJax (no CDN)
+        grading.wait_for_function(MATHS_TYPESET, timeout=60_000)
+    except PlaywrightTimeout:
+        pass  # asserted by its test, with the count
     grading.screenshot(path=str(SHOTS / "hub-formgrader-submission.png"), full_page=True)
     views["formgrader manual grading"] = {
         "ran": sorted(set(grading.evaluate(PWNED)) | set(page.context.pwned)),
         "policy": response.headers.get("content-security-policy", ""),
         "html": response.text(),
+        "maths typeset": grading.evaluate(MATHS_TYPESET),
+        "score saved": manual_score(hub, student),
         "written answer shown": "My answer." in grading.inner_text("body")}
     served = grading.goto(f"{base}/formgrader/submissions/{submission}/notes.html")
     grading.wait_for_timeout(1500)
@@ -754,6 +778,8 @@ def test_nothing_a_student_wrote_runs_in_the_instructors_browser(loop):
         assert view["ran"] == [], f"{name}: a student's script ran: {view['ran']}"
     grading = views["formgrader manual grading"]
     assert grading["written answer shown"]
+    assert grading["maths typeset"] > 0, "Formgrader's page shows its maths as raw TeX"
+    assert grading["score saved"] == 0.5
     policy = dict(part.strip().split(" ", 1) for part in grading["policy"].split(";"))
     assert "'unsafe-inline'" not in policy["script-src"] and "'self'" not in policy["script-src"]
     assert "/formgrader/static/" in policy["script-src"]
@@ -802,7 +828,15 @@ def test_the_exchange_is_laid_out_and_bounded(loop):
     owner = pwd.getpwnam(hub.instructor).pw_uid
     for name, mode in course_exchange.COURSE_MODES.items():
         st = os.lstat(hub.exchange / COURSE / name)
-        assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (owner, mode), name
+        if name == "feedback":  # the graders' ACL (tools/hub/staff.py): the mode's group
+            acl = subprocess.run(["getfacl", "-cp", str(hub.exchange / COURSE / name)],
+                                 capture_output=True, text=True, check=True).stdout.split()
+            assert {"group::--x", "other::--x", f"group:formgrade-{COURSE}:rwx",
+                    "default:group::r--", "default:other::r--"} <= set(acl), acl
+            mode, st_mode = mode & ~0o070, st.st_mode & ~0o070  # bits are the ACL's mask
+        else:
+            st_mode = st.st_mode
+        assert (st.st_uid, stat.S_IMODE(st_mode)) == (owner, mode), name
     code, err, size = seen["fill"]
     assert code != 0 and "No space left on device" in err and size < SHARE_MB * 1024**2, err
     full_submit = seen["submit when full"]
@@ -879,30 +913,6 @@ def test_grades_equal_grading_the_same_notebooks_from_a_folder(loop, tmp_path):
         keep = ("student", "assignment", "score", "max_score", "status")
         strip = lambda rows: sorted(tuple(r.get(k) for k in keep) for r in rows)  # noqa: E731
         assert strip(csv.DictReader(a)) == strip(csv.DictReader(b))
-
-
-def test_hub_stop_leaves_no_process_of_a_hub_user(loop):
-    """Item 7 (last: it stops the hub): a daemon left in student1's terminal is ended, the
-    files student1 left in /tmp, /dev/shm and /run/lock removed, the homes unmounted and
-    the users' cgroups removed."""
-    hub = loop["hub"]
-    full = hub.student_names[0]
-    left = loop["seen"]["daemon"]
-    assert left and daemon(pwd.getpwnam(hub.student_names[0]).pw_uid, 0) == left, (
-        "the daemon did not start, or did not outlive its terminal")
-    planted = [Path(f"/tmp/{full}-left"), Path(f"/dev/shm/{full}-left"),
-               Path(f"/run/lock/{full}-left")]
-    assert all(sh(hub, full, f"mkdir -p '{p}/in' && touch '{p}/in/file'").returncode == 0
-               for p in planted)
-    assert limits.members(full)  # its server and what it started, in its cgroup
-    course_hub.stop(hub)
-    uids = {pwd.getpwnam(u).pw_uid for u in [hub.instructor] + hub.tas + hub.student_names}
-    assert hub_processes.processes_of(uids) == []
-    assert not course_exchange.mounted(hub.exchange)
-    assert not any(p.exists() for p in planted), planted
-    for user in hub.student_names:
-        assert not limits.mounted(hub.home(user)), user
-        assert not any(g.exists() for g in limits.groups(user)), user
 
 
 # -- a term on the hub (issue 29) ---------------------------------------------------
@@ -988,6 +998,9 @@ def test_a_teaching_assistant_grades_and_releases_feedback_but_cannot_change_the
     assert ta["graded"] == 200 and ta["manual score"] == 1.0  # in the instructor's gradebook
     status, said = ta["released"]
     assert status == 0 and "feedback" in said.lower(), said  # nbgrader's release_feedback, as the TA
+    for student, listed in loop["seen"]["listed"].items():  # each reads what the TA released
+        assert listed.returncode == 0 and "feedback ready to be fetched" in listed.stderr, (
+            student, listed.stderr[-2000:])
     for student in hub.student_names[:2]:  # the feedback the TA released reached the students
         assert list((hub.home(student) / FETCHED / "feedback").glob("*/exit-test.html")), student
     for what, (code, err) in ta["refused"].items():
@@ -1029,3 +1042,27 @@ def test_the_scores_page_and_the_hub_home_lead_back_to_the_course(loop):
     assert "<script" not in page
     home = seen["hub home"]
     assert "Transformers as memory" in home and "Your scores" in home and "start page" in home
+
+
+def test_hub_stop_leaves_no_process_of_a_hub_user(loop):
+    """Item 7 (last: it stops the hub): a daemon left in student1's terminal is ended, the
+    files student1 left in /tmp, /dev/shm and /run/lock removed, the homes unmounted and
+    the users' cgroups removed."""
+    hub = loop["hub"]
+    full = hub.student_names[0]
+    left = loop["seen"]["daemon"]
+    assert left and daemon(pwd.getpwnam(hub.student_names[0]).pw_uid, 0) == left, (
+        "the daemon did not start, or did not outlive its terminal")
+    planted = [Path(f"/tmp/{full}-left"), Path(f"/dev/shm/{full}-left"),
+               Path(f"/run/lock/{full}-left")]
+    assert all(sh(hub, full, f"mkdir -p '{p}/in' && touch '{p}/in/file'").returncode == 0
+               for p in planted)
+    assert limits.members(full)  # its server and what it started, in its cgroup
+    course_hub.stop(hub)
+    uids = {pwd.getpwnam(u).pw_uid for u in [hub.instructor] + hub.tas + hub.student_names}
+    assert hub_processes.processes_of(uids) == []
+    assert not course_exchange.mounted(hub.exchange)
+    assert not any(p.exists() for p in planted), planted
+    for user in hub.student_names:
+        assert not limits.mounted(hub.home(user)), user
+        assert not any(g.exists() for g in limits.groups(user)), user

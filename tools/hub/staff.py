@@ -20,7 +20,8 @@ instructor keeps owning every file and nothing depends on anyone's umask:
   ``schedule.yml``, ``extensions.yml``, ``nbgrader_config.py`` stay the instructor's);
 * write ``autograded/`` and ``feedback/`` (nbgrader's ``generate_feedback``), with default
   ACLs so that what ``make grade`` writes there later is the graders' too;
-* release feedback: write the exchange's ``<course>/feedback`` folder.
+* release feedback: write the exchange's ``<course>/feedback`` folder, whose files each
+  student reads by name (its default ACL reads for the owning group and others).
 
 A grader is in no other course's group, so no other course folder is theirs to read.
 
@@ -96,7 +97,9 @@ def share_course(course: Path, group: str, owner: tuple[int, int],
     if gradebook.is_file() and not gradebook.is_symlink():
         _acl("-m", f"g:{group}:rw", str(gradebook))
     if exchange_feedback is not None and exchange_feedback.is_dir():
-        _acl("-m", f"g:{group}:rwx,d:g:{group}:rw", str(exchange_feedback))
+        # a released file is read by its student, who knows its name (the folder lists
+        # nothing): the owning group's and others' default entries read, as nbgrader's 0644
+        _acl("-m", f"g:{group}:rwx,d:g:{group}:rw,d:g::r,d:o::r", str(exchange_feedback))
 
 
 def environment(hub, course: str) -> dict[str, str]:
