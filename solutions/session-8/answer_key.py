@@ -33,3 +33,13 @@ def edit_costs(keys, W, k_star, v_star) -> tuple[float, float]:
     whitened = edit.rank_one_edit(W, k_star, v_star, C) - W
     plain = np.outer(v_star - W @ k_star, k_star) / (k_star @ k_star)
     return float(edit.edit_cost(whitened, C)), float(edit.edit_cost(plain, C))
+
+
+def distance_to_least_squares(X, Y, x_q, layers: int) -> float:
+    """``||y_hat_L - W_LS x_q||`` after ``layers`` in-context layers (``memkit.icl.icl_layers``,
+    Chapter 11, D12) with half the divergence threshold, ``eta = 1 / lambda_max(X^T X)``: each
+    layer shrinks the distance by at most ``1 - lambda_min / lambda_max``, which the examples set."""
+    from memkit import icl
+
+    eta = 1 / np.linalg.eigvalsh(X.T @ X).max()
+    return float(np.linalg.norm(icl.icl_layers(X, Y, x_q, eta, layers)[-1] - icl.least_squares_fit(X, Y) @ x_q))

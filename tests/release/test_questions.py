@@ -238,8 +238,10 @@ WRONG = [
     (S9, EX, "q1", sol(S9, EX, "q1").replace('"hebbian": next(M for M in M_GRID if (M - 1) / d_k1 >= 1)',
                                             '"hebbian": next(M for M in M_GRID if M / d_k1 >= 1)'),
      "ratio one at M = d_k"),
+    (S9, EX, "q1", sol(S9, EX, "q1") + "\nseed_q1 = seed_q1 + 1", "a seed other than the run's"),
     (S9, EX, "q2", "relu2_asymptotic_d2, relu2_exact_d2, relu2_measured_d2 = 170.67, 192.0, 214\n"
-                   "closer = formula_options.key(1)", "the book's width 16"),
+                   "trials_q2, seed_q2 = 64, 0\ncloser = formula_options.key(1)", "the book's width 16"),
+    (S9, EX, "q2", sol(S9, EX, "q2") + "\ntrials_q2 = trials_q2 * 2", "a number of trials other than the run's"),
     (S9, EX, "q2", sol(S9, EX, "q2").replace("formula_options.key(1)", "formula_options.key(0)"), "the large-d form"),
     (S9, EX, "q3", sol(S9, EX, "q3").replace("rls_options.key(3)", "rls_options.key(0)"), "the ridge penalty alone"),
     (S9, EX, "q3", sol(S9, EX, "q3").replace("same = {name for name, gap in gaps.items() if gap < 1e-9}",

@@ -43,8 +43,10 @@ from tools.grading import hidden
 from tools.grading.cells import cell_meta, cell_text
 from tools.grading.plain import Budget, Unplain, canonical, rebuild_within, to_plain
 
-# a seed the student chooses freely in a solution: seed=<expression> or default_rng(<expression>)
-SEEDED = re.compile(r"(\bseed\s*=\s*|default_rng\()([^,()]+(?:\([^()]*\))?)(?=[,)])")
+# a seed the student chooses freely in a solution: seed=<expression>, default_rng(<expression>),
+# or a line that sets the seed a question asks for (seed_q1 = <expression>)
+SEEDED = re.compile(r"(\bseed\s*=\s*|default_rng\()([^,()]+(?:\([^()]*\))?)(?=[,)])"
+                    r"|^(\s*seed_q\d+\s*=\s*)([^#\n]*[^#\s])", re.M)
 SEED_RANGE = 2**40  # another seed is the solution's own plus up to this
 BAND_STEPS = 14  # bisection steps of a band's edge (a factor to about 1e-4)
 BAND_REACH = 1.0  # a band is searched within factors 1 - REACH/2 .. 1 + REACH
@@ -88,7 +90,7 @@ class Question:
                 inside = False
                 continue
             if inside:
-                out.append(SEEDED.sub(lambda m: f"{m.group(1)}({m.group(2)}) + {offset}", line))
+                out.append(SEEDED.sub(lambda m: f"{m.group(1) or m.group(3)}({m.group(2) or m.group(4)}) + {offset}", line))
         text = "\n".join(out)
         moved, kept = f"+ {offset}", []
         changed: set[str] = set()
