@@ -26,7 +26,8 @@ help:
 	@echo "make test-fast  the maintainer's loop: memkit, the derivations, the chapters' numbers, the questions, the grader's units"
 	@echo "make docs   the documentation of docs/ as a site in _build/docs (strict, links checked)"
 	@echo "make lab    open JupyterLab; chapters open as notebooks, widgets are live (ROLE=instructor)"
-	@echo "make check  run the visible tests of your notebooks (NB=exercises/session-3/exit-test.ipynb; ID=alice sets your student id)"
+	@echo "make check  run the visible tests of your notebooks (NB=exercises/session-3/exit-test.ipynb; ID=alice sets your student id;"
+	@echo "            GRADE=1 NB=... grades it with the course's grader: right or wrong per question)"
 	@echo "make class-list  every student's seat (ADD=\"alice bob\" seats new students)"
 	@echo "make assignments  regenerate exercises/ and the session pages from solutions/"
 	@echo "make calibrate  before a term: every graded question tried on 200 ids, honest answers and slips (IDS=, SEEDS=, JOBS=)"
@@ -107,9 +108,11 @@ lab: $(STAMP)
 
 # The student's loop: run the visible tests; NB= one or more notebooks (default: the
 # notebooks under exercises/ you changed, or all of them). ID= sets your student id once
-# (the exit tests draw your own numbers from it), then stops.
+# (the exit tests draw your own numbers from it), then stops. GRADE=1 (a clone with
+# solutions/, after trying): NB= graded by the course's own grader for your id, right or
+# wrong per question, and its feedback page (tools/lab/self_grade.py).
 check: $(STAMP)
-	$(BIN)/python -m tools.lab.check $(if $(ID),--id $(ID),$(NB))
+	$(BIN)/python -m $(if $(ID),tools.lab.check --id $(ID),$(if $(GRADE),tools.lab.self_grade,tools.lab.check) $(NB))
 
 # The class list (class-list.csv): ADD="alice bob" gives new students the next seats (the
 # order of their options, balanced over the class); without ADD, every student's seat.

@@ -17,7 +17,10 @@ c.ServerApp.jpserver_extensions = {
     # what a student wrote runs in nobody's browser: Formgrader's pages sanitized, every
     # page under a Content-Security-Policy, a submission's files in a sandbox
     "tools.lab.student_work": True,
-    "nbgrader.server_extensions.validate_assignment": True,
+    # nbgrader's Validate button answered as `make check` answers (tools/lab/validate.py):
+    # "not attempted", or the visible test's message, not its traceback
+    "nbgrader.server_extensions.validate_assignment": False,
+    "tools.lab.validate": True,
     "nbgrader.server_extensions.formgrader": instructor,
     # MathJax 2 served by the lab: Formgrader's page of a submission typesets its maths
     # with it, not from a CDN (tools/lab/student_work.py)

@@ -111,6 +111,17 @@ FETCH = """async (url) => {
   return [r.status, await r.text()];
 }"""
 
+# the lab's Validate button's request (nbgrader's extension posts the notebook's path)
+VALIDATE = """async (path) => {
+  const xsrf = (document.cookie.match(/(?:^|; )_xsrf=([^;]*)/) || [])[1] || '';
+  const base = JSON.parse(document.getElementById('jupyter-config-data').textContent).baseUrl;
+  const r = await fetch(base + 'assignments/validate', {method: 'POST',
+    headers: {'X-XSRFToken': decodeURIComponent(xsrf),
+              'Content-Type': 'application/x-www-form-urlencoded'},
+    body: 'path=' + encodeURIComponent(path)});
+  return [r.status, await r.text()];
+}"""
+
 
 def remove_user(name: str) -> None:
     try:
@@ -418,6 +429,8 @@ def loop(hub, browser):
                        for c in saved["cells"]}
             assert all(on_disk.get(gid) == answer for gid, answer in given.items()), (
                 student, name, "answers not saved")
+        if student == partly:  # Validate on the hub's lab says what `make check` says
+            seen["validate"] = page.evaluate(VALIDATE, f"{FETCHED}/exit-test.ipynb")
         if attack:  # a page of the student's handed in beside the notebooks
             assert sh(hub, full, f"cat > ~/{FETCHED}/notes.html <<'EOF'\n{PAGE}\nEOF"
                       ).returncode == 0
@@ -916,6 +929,15 @@ def test_grades_equal_grading_the_same_notebooks_from_a_folder(loop, tmp_path):
 
 
 # -- a term on the hub (issue 29) ---------------------------------------------------
+def test_validate_on_the_hub_says_what_make_check_says(loop):
+    status, text = loop["seen"]["validate"]
+    assert status == 200, text[:300]
+    answer = json.loads(text)
+    assert answer["success"] is True, answer
+    said = json.dumps(answer["value"])
+    assert "Traceback" not in said and "NameError" not in said, said[:500]
+
+
 def test_the_first_login_pulls_the_course_without_the_solutions(loop):
     hub = loop["hub"]
     for student, names in loop["seen"]["start"].items():

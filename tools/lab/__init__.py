@@ -14,6 +14,9 @@ In the order a student meets them:
 ``boxed_kernels`` a student's notebook in the instructor's lab runs in the
                   grader's box (unless "Python 3 (as me)" is chosen)
 ``check``         ``make check``: the visible tests of the student's notebooks
+``self_grade``    ``make check GRADE=1``: a notebook graded by the course's own grader
+                  for a student alone (where ``solutions/`` is present)
+``validate``      the lab's Validate button says what ``make check`` says
 ``scores``        on the course hub: the student's scores page (every session's
                   score, late penalty and feedback, fetched from nbgrader's exchange)
 ``browser``       the test driver: the lab on a free port, driven in headless
@@ -21,7 +24,9 @@ In the order a student meets them:
 ================  ================================================================
 
 Each module imports only the ones above it, and of another package of ``tools`` only the
-grader's sanitizer (``student_work`` imports ``tools.grading.sanitize``: one sanitizer) and
-sandbox check, the grader's box (``boxed_kernels``: ``tools.grading.sandbox``),, besides
-the layer every role shares (``check`` prints through ``tools.common.text``).
+grader's sanitizer (``student_work`` imports ``tools.grading.sanitize``: one sanitizer),
+sandbox check and box (``boxed_kernels``: ``tools.grading.sandbox``), and, for
+``self_grade``, which runs the grader, its sandbox check, its gradebook and the
+assignments' layout (``tools.release.layout``), besides the layer every role shares
+(``check`` prints through ``tools.common.text``).
 """

@@ -9,6 +9,10 @@ still raises NotImplementedError). The visible tests check the form of an answer
 shape, range) and catch a few common slips; they never say that a value is right: the
 hidden tests, run when the notebook is graded, check the values. Without a notebook it
 checks the notebooks under exercises/ that you changed (according to git), or all of them.
+Where the course's solutions/ folder is present (a clone, not the course on a hub),
+``make check GRADE=1 NB=...`` grades a notebook with the course's own grader instead:
+right or wrong per question (``tools.lab.self_grade``, which reads notebooks with the
+helpers here); the lab's Validate button says what this module says (``tools.lab.validate``).
 
     python -m tools.lab.check --id alice           (make check ID=alice)
 
@@ -36,7 +40,8 @@ from tools.common.text import shown
 
 
 
-def _meta(cell) -> dict:
+def nbgrader_meta(cell) -> dict:
+    """A cell's nbgrader metadata ({} when it has none)."""
     return cell.get("metadata", {}).get("nbgrader", {}) or {}
 
 
@@ -47,6 +52,9 @@ def _title(text: str) -> str:
     return ""
 
 
+NOT_ATTEMPTED = "not attempted"  # the answer cell as released, or it still raises NotImplementedError
+
+
 @dataclass
 class Question:
     answer_id: str
@@ -55,7 +63,7 @@ class Question:
     written: bool = False
     answer_index: int | None = None
     test_indices: list[int] = field(default_factory=list)
-    status: str = "not attempted"
+    status: str = NOT_ATTEMPTED
     message: str = ""
 
 
@@ -64,7 +72,7 @@ def questions(nb) -> list[Question]:
     found: list[Question] = []
     title = ""
     for index, cell in enumerate(nb.cells):
-        meta = _meta(cell)
+        meta = nbgrader_meta(cell)
         if cell.cell_type == "markdown" and meta.get("locked"):
             title = _title(cell.source)
         if meta.get("solution"):
@@ -79,15 +87,16 @@ def questions(nb) -> list[Question]:
     return found
 
 
-def _unchanged(cell) -> bool:
+def unchanged(cell) -> bool:
     """True if an answer cell is still as released (nbgrader's checksum says so)."""
     from nbgrader.utils import compute_checksum
 
-    checksum = _meta(cell).get("checksum")
+    checksum = nbgrader_meta(cell).get("checksum")
     return bool(checksum) and checksum == compute_checksum(cell)
 
 
-def _error(cell) -> tuple[str, str] | None:
+def cell_error(cell) -> tuple[str, str] | None:
+    """A run cell's error (its name and message), else its last line on stderr, or None."""
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
             return output.get("ename", ""), output.get("evalue", "")
@@ -123,7 +132,7 @@ def _changed_locked(nb) -> list[str]:
 
     changed = []
     for cell in nb.cells:
-        meta = _meta(cell)
+        meta = nbgrader_meta(cell)
         if (
             meta.get("locked")
             and meta.get("checksum")
@@ -167,20 +176,20 @@ def check(path: Path, timeout: int = 120) -> tuple[list[Question], list[str]]:
     for q in qs:
         answer = nb.cells[q.answer_index]
         if q.written:
-            q.status = "not answered yet" if _unchanged(answer) else "answered"
+            q.status = "not answered yet" if unchanged(answer) else "answered"
             q.message = "graded by hand"
             continue
-        answer_error = _error(answer)
-        test_errors = [_error(nb.cells[i]) for i in q.test_indices]
+        answer_error = cell_error(answer)
+        test_errors = [cell_error(nb.cells[i]) for i in q.test_indices]
         ran = all(
             nb.cells[i].get("execution_count") or nb.cells[i].get("outputs") for i in q.test_indices
         )
         if (
-            _unchanged(answer)
+            unchanged(answer)
             or (answer_error and answer_error[0] == "NotImplementedError")
             or any(e and e[0] == "NotImplementedError" for e in test_errors)
         ):
-            q.status = "not attempted"
+            q.status = NOT_ATTEMPTED
         elif not ran:
             q.status, q.message = "failed", "its test did not run (the kernel stopped before)"
         elif answer_error:
@@ -243,7 +252,7 @@ def report(path: Path, qs: list[Question], warnings: list[str], root: Path = ROO
             line += f"   [{q.title}]"
         lines.append(line)
     auto = [q for q in qs if not q.written]
-    counts = {s: sum(q.status == s for q in auto) for s in (FORMAT_OK, "failed", "not attempted")}
+    counts = {s: sum(q.status == s for q in auto) for s in (FORMAT_OK, "failed", NOT_ATTEMPTED)}
     lines.append(
         "  "
         + ", ".join(f"{n} {s}" for s, n in counts.items())
