@@ -32,7 +32,8 @@ many pixels takes several times as long to encode; at this density the differenc
 not show), cropped to the drawing: the band kept for the reading under the book's
 picture is left out, since the widget prints the reading as text. The book's PNG
 (``png()``) keeps its size, ``size`` inches at ``style.DPI``, resampled from the same
-drawing.
+drawing; the HTML book's frames are that picture at twice its pixels (``png(scale=2)``),
+shown at its size.
 """
 
 from __future__ import annotations
@@ -263,19 +264,31 @@ class InteractiveFigure:
         """The width in CSS pixels at which the live widget shows the picture."""
         return round(self.size[0] * CSS_PX_PER_INCH)
 
-    def png(self, with_reading: bool = True) -> bytes:
+    def picture(self, with_reading: bool = True, scale: int = 1) -> Image.Image:
+        """The book's picture of the current state as an RGB image (what :meth:`png` encodes):
+        ``size`` inches at ``style.DPI`` times ``scale``, resampled from the drawing.
+
+        ``scale`` 2 is the HTML book's frames (``memkit.figures.frames``): drawn for a screen
+        of two device pixels per CSS pixel and shown at the size of ``scale`` 1, so that
+        they stay sharp on a phone's or a laptop's 2x screen.
+        """
+        if scale not in (1, 2):
+            raise ValueError(f"scale must be 1 or 2, not {scale!r}")
+        image = self._render(with_reading).convert("RGB")
+        width = round(self.size[0] * style.DPI * scale)
+        height = round(self.size[1] * style.DPI * scale)
+        return image.resize((width, height), Image.Resampling.LANCZOS)
+
+    def png(self, with_reading: bool = True, scale: int = 1) -> bytes:
         """The figure in its current state as PNG bytes, its reading drawn under it.
 
-        The book's picture: ``size`` inches at ``style.DPI``. The live widget shows
-        :meth:`live_picture` instead, with the reading as text beside the picture
-        (``with_reading=False`` leaves the reading out here too).
+        The book's picture: ``size`` inches at ``style.DPI`` (times ``scale``: see
+        :meth:`picture`). The live widget shows :meth:`live_picture` instead, with the
+        reading as text beside the picture (``with_reading=False`` leaves the reading out
+        here too).
         """
-        image = self._render(with_reading).convert("RGB")
-        width = round(self.size[0] * style.DPI)
-        height = round(self.size[1] * style.DPI)
-        image = image.resize((width, height), Image.Resampling.LANCZOS)
         buffer = io.BytesIO()
-        image.save(buffer, format="png", compress_level=1)
+        self.picture(with_reading, scale).save(buffer, format="png", compress_level=1)
         return buffer.getvalue()
 
     def widget(self) -> widgets.Box:

@@ -4,8 +4,10 @@ A figure declares its controls once (``make_controls``); this module reads that
 declaration to enumerate the figure's whole control space (a slider's steps, the
 options of a row of buttons, tabs or a picker, the two states of a toggle) and draws
 each state through the figure's own code path (``png(with_reading=False)``, the picture
-the book shows, without its reading), reduced to a 256-colour palette, and the reading
-is the figure's own ``caption``. The HTML book plays the frames with a small script
+the book shows, without its reading, at ``FRAME_SCALE`` times its pixels: sharp on a
+screen of two device pixels per CSS pixel, shown at the book's size, the spec's ``width``
+and ``height``), reduced to a 256-colour palette, and the reading is the figure's own
+``caption``. The HTML book plays the frames with a small script
 (``tools/book/live_figures.py``); nothing is declared a second time.
 
     spec = describe(figures.get("recall-noise"))     # controls, as the page shows them
@@ -23,12 +25,15 @@ import ipywidgets as widgets
 import numpy as np
 from PIL import Image
 
-from memkit import figures
+from memkit import figures, style
 
 #: widget classes and the kind of page control each becomes
 SLIDERS = (widgets.IntSlider, widgets.FloatSlider)
 CHOICES = (widgets.ToggleButtons, widgets.Dropdown, widgets.RadioButtons)
 TOGGLES = (widgets.Checkbox, widgets.ToggleButton)
+#: device pixels per CSS pixel the frames are drawn for (the 2x screens of phones and
+#: laptops; issue 41): about 2.3 times the bytes and 2.5 times the build's CPU of 1x frames
+FRAME_SCALE = 2
 
 
 def _options(control) -> list[tuple[str, Any]]:
@@ -76,8 +81,9 @@ def _label(control, value) -> str:
 
 
 def describe(figure) -> dict:
-    """The figure as the page draws it: its alt text and prompt, and each control's kind,
-    label, values, default and unit ("" when it has none)."""
+    """The figure as the page draws it: its alt text and prompt, each control's kind,
+    label, values, default and unit ("" when it has none), and the picture's size in CSS
+    pixels (``width``, ``height``: the book's picture, whatever the frames' scale)."""
     controls = []
     for name, control in figure.controls.items():
         values = control_values(control)
@@ -91,7 +97,8 @@ def describe(figure) -> dict:
             "unit": figure.units.get(name, ""),
         })
     return {"id": figure.id, "alt": figure.alt_text, "prompt": figure.prompt,
-            "controls": controls}
+            "controls": controls, "width": round(figure.size[0] * style.DPI),
+            "height": round(figure.size[1] * style.DPI)}
 
 
 def _distance(a, b) -> float:
@@ -111,12 +118,14 @@ def states(figure) -> list[tuple[str, dict]]:
     return out
 
 
-def encode(png: bytes) -> bytes:
-    """A frame: the picture reduced to a 256-colour palette (as a palette PNG would be:
-    maximum-coverage, so white stays white; no dithering, so text stays sharp) and
-    stored as lossless WebP, about half the bytes of the full-colour picture;
-    deterministic, so the same state always gives the same frame."""
-    picture = Image.open(io.BytesIO(png)).convert("RGB")
+def encode(picture: bytes | Image.Image) -> bytes:
+    """A frame: the picture (PNG bytes, or the image itself) reduced to a 256-colour
+    palette (as a palette PNG would be: maximum-coverage, so white stays white; no
+    dithering, so text stays sharp) and stored as lossless WebP, about half the bytes of
+    the full-colour picture; deterministic, so the same state always gives the same frame."""
+    if isinstance(picture, bytes):
+        picture = Image.open(io.BytesIO(picture))
+    picture = picture.convert("RGB")
     palette = picture.quantize(colors=256, method=Image.Quantize.MAXCOVERAGE,
                                dither=Image.Dither.NONE)
     buffer = io.BytesIO()
@@ -132,5 +141,7 @@ def render(figure_id: str) -> tuple[dict, dict[str, tuple[bytes, str]]]:
     for key, state in states(figure):
         for name, value in state.items():
             figure.controls[name].value = value
-        frames[key] = (encode(figure.png(with_reading=False)), figure.caption)
+        # the picture png(with_reading=False, scale=FRAME_SCALE) encodes, without the PNG
+        frames[key] = (encode(figure.picture(with_reading=False, scale=FRAME_SCALE)),
+                       figure.caption)
     return spec, frames

@@ -9,8 +9,10 @@
  *
  * For a screen reader: the picture's alt text says what it shows (one sentence, the same
  * in every state); the reading is a live region, announced once when it changes; a slider
- * announces its name, value and unit (aria-valuetext). On a narrow screen the picture keeps
- * its size and scrolls sideways (memcourse.css). Nothing is fetched from another site;
+ * announces its name, value and unit (aria-valuetext). The frames are drawn at twice the
+ * picture's size (sharp on a 2x screen) and shown at its size, data.width x data.height
+ * CSS pixels, or narrower: the picture shrinks to the column (memcourse.css), so that the
+ * whole of it is in view on a phone. Nothing is fetched from another site;
  * without JavaScript the page keeps the default picture, its alt text holding the reading.
  */
 (function () {
@@ -136,6 +138,10 @@
     scroller.appendChild(img);
     scroller.insertAdjacentElement("afterend", reading);
     img.classList.add("memfig-picture");
+    if (data.width && data.height) {  // the frames' size in CSS pixels (they hold 2x the pixels)
+      img.width = data.width;
+      img.height = data.height;
+    }
     img.alt = data.alt;  // the reading, under the picture, is no longer in its alt text
     reading.setAttribute("aria-live", "polite");  // after it is in place: only changes are read
     reading.setAttribute("aria-atomic", "true");
