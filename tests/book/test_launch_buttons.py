@@ -1,10 +1,12 @@
 """The HTML book's launch buttons (issue 29): a chapter opens on the course hub through
-nbgitpuller when _config.yml names a hub, and no page has a button when it names none.
+nbgitpuller when _config.yml names a hub, and no page has a hub's button when it names none
+(the Binder button of every chapter is tested in tests/book/test_take_away.py).
 
 The link itself, followed by a student on a real hub, is tested in tests/test_hub.py.
 """
 
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -15,14 +17,14 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 JB = pathlib.Path(sys.executable).with_name("jupyter-book")
 
 
-def test_no_hub_named_no_launch_button_on_any_page(built_book):
+def test_no_hub_named_no_hub_launch_button_on_any_page(built_book):
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     assert config["launch_buttons"]["jupyterhub_url"] == ""  # the course names no hub
     pages = sorted(built_book.rglob("*.html"))
     assert len(pages) > 20
     for page in pages:
         text = page.read_text()
-        assert "git-pull" not in text and "Launch on" not in text, page
+        assert "git-pull" not in text and "Launch on JupyterHub" not in text, page
 
 
 def test_a_hub_named_gives_the_theme_a_launch_link_to_it(tmp_path):
@@ -30,8 +32,9 @@ def test_a_hub_named_gives_the_theme_a_launch_link_to_it(tmp_path):
     theme what it builds each chapter's nbgitpuller link from (JupyterLab, the branch)."""
     text = (ROOT / "_config.yml").read_text()
     text = text.replace('  jupyterhub_url: ""', '  jupyterhub_url: "https://hub.example.edu"')
-    text = text.replace('repository:\n  url: ""',
-                        'repository:\n  url: "file:///srv/memcourse/public/memcourse"')
+    text, found = re.subn(r'(?m)^(repository:\n  url: )"[^"]*"',
+                          r'\1"file:///srv/memcourse/public/memcourse"', text)
+    assert found == 1
     (tmp_path / "_config.yml").write_text(text)
     shutil.copy(ROOT / "_toc.yml", tmp_path / "_toc.yml")
     result = subprocess.run([str(JB), "config", "sphinx", str(tmp_path)], capture_output=True,

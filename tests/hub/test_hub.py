@@ -332,6 +332,8 @@ def build_book(hub) -> tuple[subprocess.Popen, Path]:
     out = Path(tempfile.mkdtemp(prefix="memcourse-hubbook-"))
     config = (ROOT / "_config.yml").read_text()
     config = config.replace('  jupyterhub_url: ""', f'  jupyterhub_url: "{hub.url}"')
+    # no Binder button: a public Binder cannot reach the hub's clone (docs/hub.md)
+    config = re.sub(r'binderhub_url: "[^"]*"', 'binderhub_url: ""', config)
     config = re.sub(r'repository:\n  url: "[^"]*"',
                     f'repository:\n  url: "{course_repo.url(hub.public)}"', config)
     assert hub.url in config and course_repo.url(hub.public) in config

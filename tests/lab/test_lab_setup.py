@@ -281,3 +281,41 @@ def test_a_cell_run_before_the_set_up_cell_says_to_run_it_first(course_env, tmp_
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
+
+
+def test_substitutions_are_filled_in_the_lab_and_come_back_on_saving(tmp_path):
+    """Chapter 0 and the session pages name the repository and give computed times through
+    MyST substitutions: the lab shows the texts the book's build gives them (none left as
+    ``{{ name }}``), a chapter saved unedited is the file, and an edited cell keeps its
+    placeholders. A folder that cannot count them (a hub's copy, no _toc.yml) says where
+    they are."""
+    import yaml
+
+    from tools.book import study_time, take_away
+
+    values = contents.substitutions(ROOT / "book")
+    assert values["session_time_3"] == study_time.texts(ROOT)["session_time_3"]
+    url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
+    assert values["repository_url"] == take_away.address_texts(url)["repository_url"]
+    for name in ("ch00-how-to-use.md", "session-3.md", "index.md"):
+        nb = jupytext.read(ROOT / "book" / name)
+        given = json.loads(nbformat.writes(nb))
+        shown = contents.lab_view(given, f"book/{name}")
+        text = "\n".join(c.source for c in shown.cells if c.cell_type == "markdown")
+        assert "{{" not in text, name
+        back = contents.book_view(json.loads(nbformat.writes(shown)), f"book/{name}")
+        assert contents.same_text(back, contents._notebook(given)), name
+    assert "| **" in text or "Time:**" in text or "git clone" in text
+    edited = json.loads(nbformat.writes(contents.lab_view(
+        json.loads(nbformat.writes(jupytext.read(ROOT / "book" / "session-3.md"))), "book/session-3.md")))
+    cell = next(c for c in edited["cells"] if "**Time:**" in "".join(c["source"]))
+    cell["source"] = "".join(cell["source"]) + "\n\nMy plan: two evenings."
+    back = contents.book_view(edited, "book/session-3.md")
+    saved = next(c.source for c in back.cells if "My plan" in c.source)
+    assert "{{ session_time_3 }}" in saved and "**Time:**" not in saved
+    # a copy of the chapters alone: a note per name, not the raw placeholder
+    (tmp_path / "book").mkdir()
+    alone = contents.lab_view(json.loads(nbformat.writes(jupytext.read(ROOT / "book" / "session-3.md"))),
+                              "book/session-3.md", book=tmp_path / "book")
+    text = "\n".join(c.source for c in alone.cells if c.cell_type == "markdown")
+    assert "{{" not in text and "session time 3: on this page of the HTML book" in text

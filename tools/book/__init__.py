@@ -17,6 +17,12 @@ In the order a build uses them (``make book``, ``make pdf``):
                         they show
 ``lean_pages``          Sphinx extension: Font Awesome's fonts cut down to the icons
                         the pages use
+``study_time``          Sphinx extension: each session's expected time (reading,
+                        figures, exercises) counted from its material, for its
+                        session page and Chapter 0's table
+``take_away``           Sphinx extension: where the course is (the repository's
+                        address in the pages), each page's notebook and the whole
+                        PDF in its download menu
 ``browser``             after the build: the HTML book served and opened in Debian's
                         chromium, a page's first load weighed (the browser tests,
                         ``make bench``)

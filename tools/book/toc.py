@@ -3,6 +3,7 @@
     from tools.book.toc import toc_files, toc_captions
     toc_files()      # ["book/index", "book/prologue", ...]: every page, in reading order
     toc_captions()   # ["Start here", "Session 1 · Matrices", ...]: the parts
+    toc_parts()      # [("Start here", ["book/prologue", ...]), ...]: each part's pages
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ def toc_files(root: Path = ROOT) -> list[str]:
             files.append(chapter["file"])
             files.extend(section["file"] for section in chapter.get("sections", []))
     return files
+
+
+def toc_parts(root: Path = ROOT) -> list[tuple[str, list[str]]]:
+    """Each captioned part of the toc and its chapters' pages, in order."""
+    return [(part["caption"], [c["file"] for c in part.get("chapters", [])])
+            for part in _toc(root).get("parts", []) if part.get("caption")]
 
 
 def toc_captions(root: Path = ROOT) -> list[str]:

@@ -27,6 +27,8 @@ Each module imports only the ones above it, and of another package of ``tools`` 
 grader's sanitizer (``student_work`` imports ``tools.grading.sanitize``: one sanitizer),
 sandbox check and box (``boxed_kernels``: ``tools.grading.sandbox``), and, for
 ``self_grade``, which runs the grader, its sandbox check, its gradebook and the
-assignments' layout (``tools.release.layout``), besides the layer every role shares
+assignments' layout (``tools.release.layout``), and, for ``contents``, the texts the book's
+extensions fill its substitutions with (``tools.book.study_time``, ``tools.book.take_away``),
+besides the layer every role shares
 (``check`` prints through ``tools.common.text``).
 """

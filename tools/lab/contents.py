@@ -11,7 +11,11 @@ manager supplies them when a chapter is *opened* and takes them out again when i
 * a cross-reference to another chapter, ``{ref}`Chapter 4 <ch04>```, becomes a link to
   that chapter's file (a click opens it in the lab, as a notebook);
 * glossary terms ``{term}`key``` resolve within the notebook: a last cell, generated,
-  lists the glossary's entries for the terms the chapter uses (hover or click a term).
+  lists the glossary's entries for the terms the chapter uses (hover or click a term);
+* a substitution ``{{ name }}`` (the repository's address, a session's time) is filled in
+  with what the book's extensions give it (``tools.book.take_away.address_texts`` from
+  ``repository.url`` of the ``_config.yml`` beside ``book/``, ``tools.book.study_time.texts``
+  counted from that course folder), and put back on saving.
 
 A chapter is a ``.md`` file beside the book's glossary (``appendix-e-glossary.md``), and
 its glossary and labels are that folder's: the course's ``book/``, or a student's own copy
@@ -26,6 +30,8 @@ written; when no cell's text differs from the file, the file is not written at a
 run, an autosave, a kernel renamed ... change nothing). When the student did edit a
 cell, the file is written by Jupytext and its front matter and layout are kept as they
 were, so the diff holds only the student's edits.
+
+Depends on: ``tools.book.study_time``, ``tools.book.take_away`` (the substitutions' texts).
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ REF_BACK = re.compile(r'\[([^\]]*)\]\(([\w.-]+\.md)#([\w-]+) "' + LINK_TITLE + r
 TERM = re.compile(r"\{term\}`(?:([^`<]*?)\s*<([^`<>]+)>|([^`<>]+))`")
 LABEL = re.compile(r"^\(([\w-]+)\)=\s*$", re.MULTILINE)
 FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
+SUBSTITUTION = re.compile(r"\{\{\s*([A-Za-z_][\w]*)\s*\}\}")
 
 
 # -- what the book knows -----------------------------------------------------------
@@ -103,6 +110,23 @@ def _glossary_entries(body: str) -> list[tuple[list[str], str]]:
     return entries
 
 
+def substitutions(book: Path = BOOK) -> dict[str, str]:
+    """name -> text of the book's MyST substitutions, for the course folder that holds
+    ``book`` (its ``_config.yml``, ``_toc.yml``, chapters and release); {} where it has no
+    ``_toc.yml`` (a folder of chapters alone)."""
+    import yaml
+
+    from tools.book import study_time, take_away
+
+    root = Path(book).parent
+    if not (root / "_toc.yml").is_file():
+        return {}
+    config = root / "_config.yml"
+    settings = yaml.safe_load(config.read_text(encoding="utf-8")) if config.is_file() else {}
+    url = str(((settings or {}).get("repository") or {}).get("url") or "")
+    return {**take_away.address_texts(url), **study_time.texts(root)}
+
+
 # -- the lab's view of a chapter ---------------------------------------------------
 def _ref_to_link(match: re.Match, here: str, known: dict[str, str]) -> str:
     text, label = (match.group(1), match.group(2)) if match.group(2) else (None, match.group(3))
@@ -116,8 +140,11 @@ def _plain_terms(text: str) -> str:
     return TERM.sub(lambda m: m.group(1) if m.group(2) else m.group(3), text)
 
 
-def to_lab(source: str, here: str, known: dict[str, str]) -> str:
-    """A markdown cell as the lab's MyST renderer can draw it."""
+def to_lab(source: str, here: str, known: dict[str, str], values: dict[str, str] | None = None) -> str:
+    """A markdown cell as the lab's MyST renderer can draw it (``values``: the
+    substitutions' texts, :func:`substitutions`)."""
+    if values:
+        source = SUBSTITUTION.sub(lambda m: values.get(m.group(1), m.group(0)), source)
     source = BADGE.sub(r"{span .bdg-\1}`", source)
     source = GLUE.sub("{span .memcourse-glue}`", source)
     # a role's text broken over two lines is one line for the lab's MyST parser
@@ -129,11 +156,16 @@ def to_lab(source: str, here: str, known: dict[str, str]) -> str:
     return source
 
 
-def to_book(source: str) -> str:
-    """The inverse of :func:`to_lab` for a cell the student edited."""
+def to_book(source: str, values: dict[str, str] | None = None) -> str:
+    """The inverse of :func:`to_lab` for a cell the student edited (a substitution's text
+    left whole becomes its ``{{ name }}`` again)."""
     source = BADGE_BACK.sub(r"{bdg-\1}`", source)
     source = GLUE_BACK.sub("{glue:text}`", source)
-    return REF_BACK.sub(lambda m: f"{{ref}}`{m.group(1)} <{m.group(3)}>`", source)
+    source = REF_BACK.sub(lambda m: f"{{ref}}`{m.group(1)} <{m.group(3)}>`", source)
+    for name, text in sorted((values or {}).items(), key=lambda item: -len(item[1])):
+        if text:
+            source = source.replace(text, f"{{{{ {name} }}}}")
+    return source
 
 
 def _glossary_for_myst(source: str) -> str:
@@ -224,10 +256,11 @@ def lab_view(nb_json: dict, path: str, book: Path = BOOK) -> dict:
     here = Path(path).name
     known = labels(book)
     with_kernel_language_info(nb)
+    values = _values_if_used(nb, book)
     for cell in nb.cells:
         if cell.cell_type != "markdown":
             continue
-        shown = to_lab(cell.source, here, known)
+        shown = to_lab(cell.source, here, known, values)
         if shown != cell.source:
             cell.metadata[MARK] = {"source": cell.source}
             cell.source = shown
@@ -238,6 +271,19 @@ def lab_view(nb_json: dict, path: str, book: Path = BOOK) -> dict:
         nb.cells.append(extra)
     nb.cells.insert(0, note_cell(nb.nbformat_minor >= 5))
     return nb
+
+
+def _values_if_used(nb, book: Path) -> dict[str, str]:
+    """The substitutions' texts for the names the markdown cells of ``nb`` use ({} when
+    none): where the course folder cannot count one (a hub's copy has no ``_toc.yml``),
+    a note that the HTML book's page gives it, one per name (so that saving puts it back)."""
+    used = {m.group(1) for c in nb.cells if c.cell_type == "markdown"
+            for m in SUBSTITUTION.finditer(c.source)}
+    if not used:
+        return {}
+    known = substitutions(book)
+    return {name: known.get(name) or f"*({name.replace('_', ' ')}: on this page of the HTML book)*"
+            for name in sorted(used)}
 
 
 def note_cell(with_id: bool):
@@ -259,6 +305,10 @@ def book_view(nb_json: dict, path: str, book: Path = BOOK) -> dict:
     """The notebook as the book holds it: what :func:`lab_view` added taken out."""
     nb = _notebook(nb_json)
     here, known = Path(path).name, labels(book)
+    originals = nbformat.from_dict({"cells": [
+        nbformat.v4.new_markdown_cell(m["source"]) for c in nb.cells
+        if isinstance(m := c.get("metadata", {}).get(MARK), dict) and "source" in m]})
+    values = _values_if_used(originals, book)
     cells = []
     for cell in nb.cells:
         mark = cell.get("metadata", {}).pop(MARK, None)
@@ -266,10 +316,10 @@ def book_view(nb_json: dict, path: str, book: Path = BOOK) -> dict:
             continue
         if isinstance(mark, dict) and cell.cell_type == "markdown":
             original = mark.get("source", "")
-            unchanged = cell.source == to_lab(original, here, known)
-            cell.source = original if unchanged else to_book(cell.source)
+            unchanged = cell.source == to_lab(original, here, known, values)
+            cell.source = original if unchanged else to_book(cell.source, values)
         elif cell.cell_type == "markdown":
-            cell.source = to_book(cell.source)
+            cell.source = to_book(cell.source, values)
         cells.append(cell)
     nb.cells = cells
     return nb

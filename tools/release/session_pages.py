@@ -14,7 +14,10 @@ the answer cells and the test cells give way to a box to write the answer in.
 
 Each student draws their own numbers and their own order of the options of a multiple-choice
 question (``memkit.variants``); a page shows the set-up's code and the options as the default
-student id letters them (``options_markdown``), and says so.
+student id letters them (``options_markdown``), and says so. Under the reading list, the
+session's expected time: the MyST substitution ``{{ session_time_N }}``, which the book's
+build counts from the material (``tools/book/study_time.py``, a Sphinx extension of the
+book, not imported here).
 """
 
 from __future__ import annotations
@@ -235,6 +238,11 @@ def render(root: Path, assignment: str) -> str:
         "per question, *format ok* (with what was checked), *failed* (with the message) or "
         "*not attempted*; `make check` alone checks every notebook you changed. *Format ok* "
         "is not *right*: hidden tests check the values when the notebook is graded.",
+        f"- **Grade yourself.** Studying alone, in a clone of the course (it holds "
+        f"`solutions/`), after trying every question: `make check GRADE=1 NB={first}` grades "
+        "the notebook with the course's own grader and hidden tests, and prints per question "
+        "*right* or *wrong* with the test's message, and where its feedback page is. In a "
+        "class on a hub your instructor grades what you submit, and that grade counts.",
         "- **Your numbers.** The set-up cell draws the data of the questions from your student "
         "id and prints them, and a multiple-choice question lists its options under its text "
         "in an order and with letters of your own (this page letters them as the default id "
@@ -250,6 +258,7 @@ def render(root: Path, assignment: str) -> str:
         FRONT_MATTER.rstrip("\n"),
         f"({assignment})=\n# Session {number} · Exit test and exercises",
         f"Session {number} reads {reading}." if links else f"Session {number} ends here.",
+        "{{ session_time_%d }}" % number,
         intro,
         "## Open, check, submit",
         "\n".join(how),
