@@ -160,3 +160,22 @@ def test_a_figure_follows_the_page_in_dark_mode(site, browser, mode):
         assert np.percentile(shot, 99.5) > 150, "no light lines or labels on the dark picture"
     else:
         assert shot.mean() > 200 and np.percentile(shot, 0.5) < 100
+
+
+SEARCH_BOXES = """() => [...document.querySelectorAll('form.bd-search')].map(form => {
+  const input = form.querySelector('input[name="q"]'), icon = form.querySelector('i, svg');
+  const box = input.getBoundingClientRect();
+  if (!box.width || !icon) return null;  // the dialog's box, closed
+  return [box.left + parseFloat(getComputedStyle(input).paddingLeft), icon.getBoundingClientRect().right];
+}).filter(Boolean)"""
+
+
+@pytest.mark.parametrize("screen", ["390x844@1x", "1280x800@1x"])
+def test_the_search_icon_leaves_the_query_in_view(site, tabs, screen):
+    """The search page's box: the query's first letter starts right of the magnifying glass."""
+    page, _ = tabs[screen]
+    page.goto(site + "search.html?q=softmax", wait_until="load")
+    boxes = page.evaluate(SEARCH_BOXES)
+    assert boxes, "no search box shown"
+    for text_starts, icon_ends in boxes:
+        assert text_starts >= icon_ends + 4, (text_starts, icon_ends)
