@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tools import ROOT  # noqa: E402
 from tools.book import browser as book_browser  # noqa: E402
+from tools.common import chromium  # noqa: E402
 from tools.book.browser import FIRST_LOAD_LIMIT, MB  # noqa: E402
 from tools.book.toc import toc_files  # noqa: E402
 
@@ -39,7 +40,7 @@ def main() -> int:
     weights = {}
     try:
         with sync_playwright() as playwright:
-            browser = book_browser.launch_browser(playwright)
+            browser = chromium.launch_browser(playwright)
             for page in pages:
                 weights[page] = book_browser.first_load(browser, server.url + page)
             browser.close()

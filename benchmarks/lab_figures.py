@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from tools.common import chromium
 from tools.lab import browser as lab_browser
 from tools.lab.browser import FIGURES, OPEN_AND_RUN, ROOT, SAVE_AND_CLOSE
 
@@ -39,7 +40,7 @@ def main() -> int:
     rows = []
     try:
         with sync_playwright() as playwright:
-            browser = lab_browser.launch_browser(playwright)
+            browser = chromium.launch_browser(playwright)
             page = lab_browser.open_lab(browser, server)
             for chapter in chapters:
                 opened = page.evaluate(OPEN_AND_RUN, [chapter, "Jupytext Notebook", True])

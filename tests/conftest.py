@@ -116,10 +116,10 @@ def site(built_book):
 # browser tests (and asyncio code) of the session must not overlap with it
 @pytest.fixture(scope="module")
 def browser():
-    """Debian's chromium, headless (tools/book/browser.py), for one test module."""
+    """Debian's chromium, headless (tools/common/chromium.py), for one test module."""
     from playwright.sync_api import sync_playwright
 
-    from tools.book.browser import CHROMIUM, launch_browser
+    from tools.common.chromium import CHROMIUM, launch_browser
 
     if not CHROMIUM.exists():
         pytest.fail("Debian's chromium is missing: run `make system-deps` (as root) first")

@@ -21,7 +21,7 @@ from PIL import Image
 
 from memkit import figures
 from memkit.figures import frames
-from tools.book import browser as book_browser
+from tools.common import chromium
 from tools.book.toc import toc_files
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -149,13 +149,11 @@ def test_page_without_javascript_keeps_the_default_picture_and_its_reading(built
 # -- in the browser, offline -------------------------------------------------------------
 @pytest.fixture(scope="module")
 def offline_page(built_book):
-    if not book_browser.CHROMIUM.exists():
-        pytest.fail("Debian's chromium is missing: run `make system-deps` (as root) first")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = book_browser.launch_browser(playwright)
-        context = chromium.new_context(viewport={"width": 1280, "height": 900}, offline=True)
+        browser = chromium.launch_browser(playwright)
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, offline=True)
         page = context.new_page()
         problems = []
         page.on("console", lambda m: m.type == "error" and problems.append(m.text))
@@ -166,7 +164,7 @@ def offline_page(built_book):
             "/_figures/" in r.url and "ERR_ABORTED" in (r.failure or "")
         ) else problems.append(f"{r.url} ({r.failure})"))
         yield page, problems
-        chromium.close()
+        browser.close()
 
 
 def state_of(page, figure_id: str) -> tuple[str, str, str]:

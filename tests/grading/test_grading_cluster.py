@@ -29,7 +29,6 @@ import pwd
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,7 @@ import time
 
 import pytest
 
+from tools.common.ports import free_port
 from tools.release import assignments as course
 from tools.grading import cluster, gradebook, gradebook_guard
 from tools.grading.simulate import classroom
@@ -47,12 +47,6 @@ SPY = "GRADEBOOK-SPY"
 KINDS = {"student-04": "kernel-exit", "student-05": "invalid-json"}
 STUDENTS = 6  # 01 full, 02 blank, 03 half-done, 04 kernel-exit, 05 invalid JSON, 06 the spy
 CELL_TIMEOUT = "10"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def postgres_program(name: str) -> str:

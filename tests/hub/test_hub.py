@@ -54,6 +54,7 @@ from tools.hub import local as course_hub
 from tools.hub import processes as hub_processes
 from tools.hub import limits
 from tools.hub.limits import Limits
+from tools.common import chromium
 from tools.lab import browser as lab_browser
 
 # one worker runs every module that starts the course's lab or writes its config (conftest.py)
@@ -185,7 +186,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = lab_browser.launch_browser(playwright)
+        browser = chromium.launch_browser(playwright)
         yield browser
         browser.close()
 

@@ -24,6 +24,7 @@ import pytest
 
 from tools.hub import exchange, limits
 from tools.hub import local as course_hub
+from tools.common import chromium
 from tools.lab import browser as lab_browser
 
 pytestmark = pytest.mark.xdist_group("lab")  # starts the course's lab (conftest.py)
@@ -116,7 +117,7 @@ def pages(hub):
 
     hub, passwords = hub
     with sync_playwright() as playwright:
-        browser = lab_browser.launch_browser(playwright)
+        browser = chromium.launch_browser(playwright)
         found = {}
         for user in [hub.instructor] + hub.student_names:
             page = browser.new_context().new_page()

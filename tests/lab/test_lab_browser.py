@@ -24,6 +24,7 @@ import pytest
 from playwright.sync_api import expect
 
 from memkit import figures
+from tools.common import chromium
 from tools.lab import browser as lab_browser
 from tools.book.toc import toc_files
 from tools.lab.browser import ERRORS, FIGURES, OPEN_AND_RUN, RENDERED_MARKDOWN, ROOT, SAVE_AND_CLOSE
@@ -62,7 +63,7 @@ def page(server):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = lab_browser.launch_browser(playwright)
+        browser = chromium.launch_browser(playwright)
         page = lab_browser.open_lab(browser, server)
         yield page
         browser.close()

@@ -21,13 +21,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
-CHROMIUM = Path("/usr/bin/chromium")
-# no sandbox as root, and no background traffic of Chromium's own (updates, sync, QUIC
-# probes) on a machine without internet; Playwright gives each launch an empty profile
-CHROMIUM_FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
+
 #: the heaviest page's first load, at most (issue 28)
 FIRST_LOAD_LIMIT = 2_000_000
 FRAMES = "/_figures/"
@@ -58,14 +52,6 @@ class SiteServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=10)
-
-
-def launch_browser(playwright):
-    """Debian's chromium, headless; a clear error when it is missing."""
-    if not CHROMIUM.exists():
-        raise RuntimeError("Debian's chromium is missing: run `make system-deps` (as root) first")
-    return playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                      args=CHROMIUM_FLAGS)
 
 
 class Traffic:

@@ -68,8 +68,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from memkit import class_list
 from tools import ROOT, npm
+from tools.common.ports import free_port, port_free
 from tools.hub import course_repo, exchange, limits, processes, shares, staff
-from tools.hub.processes import free_port, port_free, running_pid
 
 CONFIG_FILE = Path(__file__).with_name("jupyterhub_config.py")
 PREFIX = Path(os.environ.get("MEMCOURSE_HUB_PREFIX", "/srv/memcourse"))
@@ -431,12 +431,12 @@ def start(hub: Hub, ready_timeout: float = 120) -> subprocess.Popen:
     """Start the proxy, then JupyterHub, in the background; return when the hub's login page
     answers through the proxy."""
     pid_file = hub.state / "hub.pid"
-    if running_pid(pid_file):
-        raise SystemExit(f"a hub is running already (PID {running_pid(pid_file)}): "
+    if processes.running_pid(pid_file):
+        raise SystemExit(f"a hub is running already (PID {processes.running_pid(pid_file)}): "
                          "make hub-stop first")
     hub.state.mkdir(parents=True, exist_ok=True)
     subprocess.run(["chmod", "-R", "go-rwx", str(hub.state)], check=True)  # root's only
-    stale = running_pid(hub.state / "proxy.pid")  # a crashed hub's: it would hold the port
+    stale = processes.running_pid(hub.state / "proxy.pid")  # a crashed hub's: it would hold the port
     if stale:
         os.kill(stale, signal.SIGTERM)
         if not processes.wait_gone(stale, 15):
@@ -485,9 +485,9 @@ def hub_users(hub: Hub) -> list[str]:
 def stop(hub: Hub, timeout: float = 30) -> list[int]:
     """Stop the hub by its PID, then whatever it left (servers, proxy), by their PIDs; then
     every process of the hub's users; then unmount the exchange's file system."""
-    pid = running_pid(hub.state / "hub.pid")
+    pid = processes.running_pid(hub.state / "hub.pid")
     others = processes.server_pids(hub.state / "jupyterhub.sqlite")
-    proxy = running_pid(hub.state / "proxy.pid")
+    proxy = processes.running_pid(hub.state / "proxy.pid")
     if proxy:
         others.append(proxy)
     stopped = []
@@ -521,7 +521,7 @@ def stop(hub: Hub, timeout: float = 30) -> list[int]:
 
 def clear_exchange(hub: Hub) -> int:
     """The exchange emptied for a new term, as root, with the hub stopped."""
-    if running_pid(hub.state / "hub.pid"):
+    if processes.running_pid(hub.state / "hub.pid"):
         raise SystemExit("the hub is running: make hub-stop first")
     ensure_exchange(hub)  # mounted, with the shares, the course's folders laid out again
     say(f"removed {len(shares.clear(hub.exchange, COURSE_ID))} entries from {hub.exchange}")

@@ -22,12 +22,13 @@ from __future__ import annotations
 import json
 import os
 import pwd
-import socket
 import sqlite3
 import stat
 import subprocess
 import time
 from pathlib import Path
+
+from tools.common.ports import port_free
 
 
 def processes_of(uids: set[int]) -> list[int]:
@@ -115,24 +116,6 @@ def remove_files_of(uids: set[int], folders=SHARED_FOLDERS, depth: int = 3) -> l
         if stat.S_ISDIR(st.st_mode):
             visit(folder, st.st_dev, depth)
     return removed
-
-
-def free_port() -> int:
-    """A port of 127.0.0.1 that nothing listens on now (the system's pick)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def port_free(port: int) -> bool:
-    """Whether ``port`` of 127.0.0.1 can be bound (nothing listens on it)."""
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the proxy binds it
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
 
 
 def server_pids(db: Path) -> list[int]:

@@ -13,28 +13,15 @@ from __future__ import annotations
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
-from tools.lab import launch
 from tools import ROOT
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
+from tools.common.ports import free_port
+from tools.lab import launch
 
 class LabServer:
     """The course's JupyterLab on 127.0.0.1, started as a child process and stopped by PID."""
@@ -287,13 +274,6 @@ def run_in_terminal(page, command: str, seconds: float = 600) -> tuple[int | Non
     done = page.evaluate(TERMINAL, [command, seconds])
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r", "", done["output"])
     return done["status"], text
-
-
-def launch_browser(playwright):
-    if not CHROMIUM.exists():
-        raise RuntimeError("Debian's chromium is missing: run `make system-deps` (as root) first")
-    return playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                      args=CHROMIUM_FLAGS)
 
 
 def open_lab(browser, server: LabServer, viewport=(1400, 1000)):
