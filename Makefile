@@ -1,6 +1,8 @@
 # The verbs a person types. Each sets up .venv first (once), so a fresh clone
 # needs nothing but Python 3.10+ and make.
 PYTHON ?= python3
+# the PDF's paper: letter or a4 (make pdf PAPER=a4)
+PAPER ?= letter
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
@@ -21,7 +23,8 @@ SYSTEM_PACKAGES := texlive-xetex texlive-latex-recommended texlive-latex-extra \
 
 help:
 	@echo "make book   build the HTML book into _build/html (executes every chapter)"
-	@echo "make pdf    build the PDF book into _build/latex/memcourse.pdf (needs TeX Live)"
+	@echo "make pdf    build the PDF book into _build/latex/memcourse.pdf (needs TeX Live;"
+	@echo "            US Letter, or PAPER=a4)"
 	@echo "make test   run every test, the book build included (CI runs this)"
 	@echo "make test-fast  the maintainer's loop: memkit, the derivations, the chapters' numbers, the questions, the grader's units"
 	@echo "make docs   the documentation of docs/ as a site in _build/docs (strict, links checked)"
@@ -79,7 +82,7 @@ book: $(STAMP) mathjax
 pdf: $(STAMP) system-deps mathjax
 	rm -rf _build/latex
 	$(BIN)/python -m tools.book.execution_cache
-	$(JB) build . --builder pdflatex -W --keep-going
+	MEMCOURSE_PAPER=$(PAPER) $(JB) build . --builder pdflatex -W --keep-going
 	@echo "PDF: _build/latex/memcourse.pdf"
 
 test: $(STAMP) system-deps mathjax lint

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from tools.book import pdf_book
 from tools.book.toc import toc_captions, toc_files
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -138,6 +139,20 @@ def test_page_count_is_sane(pdf):
     pages = page_count(pdf)
     # a title page, the contents, and a few pages a chapter; not a runaway
     assert 2 * len(files) <= pages <= 60 * len(files), pages
+
+
+def test_the_paper_is_letter_unless_a4_is_asked_for(pdf, monkeypatch):
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"^Page size:\s+612 x 792 pts \(letter\)", info, re.MULTILINE), info
+    # make pdf PAPER=a4 reaches the LaTeX class through the environment
+    for asked, option in (("a4", "a4paper"), ("A4", "a4paper"), ("letter", "letterpaper"), ("", "letterpaper")):
+        monkeypatch.setenv(pdf_book.PAPER_ENV, asked)
+        assert pdf_book.paper_size() == option
+    monkeypatch.setenv(pdf_book.PAPER_ENV, "b5")
+    with pytest.raises(ValueError, match="letter, a4"):
+        pdf_book.paper_size()
+    made = subprocess.run(["make", "-n", "pdf", "PAPER=a4"], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert "MEMCOURSE_PAPER=a4 " in made.stdout
 
 
 def test_every_title_of_the_toc_is_in_the_pdf(text):

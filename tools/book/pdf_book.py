@@ -22,11 +22,15 @@ at ``\\begin{document}`` (unicode-math then turns Greek letters into "other" cha
 after the ``.aux`` file is read, so that a heading with a β never matched its label from
 the run before and the log asked for a rerun forever).
 
+The paper is US Letter, or A4 with ``make pdf PAPER=a4`` (the environment's
+``MEMCOURSE_PAPER``: ``letter`` or ``a4``; anything else stops the build with the choices).
+
 Nothing here touches the HTML build: the transform runs for the LaTeX builder only.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -245,10 +249,25 @@ class PrintedBook(SphinxPostTransform):
         appendices[0].insert(0, _raw(r"\appendix"))
 
 
+PAPERS = {"letter": "letterpaper", "a4": "a4paper"}  # make pdf PAPER=... -> LaTeX's class option
+PAPER_ENV = "MEMCOURSE_PAPER"
+
+
+def paper_size() -> str:
+    """LaTeX's paper option for the paper ``MEMCOURSE_PAPER`` names (``letter`` when unset)."""
+    paper = os.environ.get(PAPER_ENV, "").strip().lower() or "letter"
+    if paper not in PAPERS:
+        raise ValueError(f"{PAPER_ENV}={paper!r}: the PDF's paper is one of {', '.join(PAPERS)} "
+                         "(make pdf PAPER=a4)")
+    return PAPERS[paper]
+
+
 def configure(app) -> None:
-    """LaTeX settings: the numbering commands, page references, the two lists."""
+    """LaTeX settings: the paper, the numbering commands, page references, the two lists."""
     if app.builder.name != "latex":
         return
+    # the paper: the LaTeX theme reads it from latex_elements when the document is written
+    app.config.latex_elements = {**app.config.latex_elements, "papersize": paper_size()}
     context = app.builder.context  # latex_elements, as the builder has read them
     context["preamble"] = context.get("preamble", "") + PREAMBLE
     context["sphinxsetup"] = ", ".join(filter(None, [context.get("sphinxsetup"), VERBATIM]))
