@@ -14,6 +14,7 @@ import types
 import urllib.parse
 
 import jupytext
+import nbformat
 import yaml
 
 from tools.book import take_away
@@ -50,6 +51,10 @@ def test_a_chapter_offers_its_notebook_and_a_binder_launch(built_book):
     code = [c.source for c in chapter.cells if c.cell_type == "code"]
     assert ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"] == code
     assert any("figures.get(" in c for c in code)
+    # with the build's outputs: a figure's picture (no widget view, whose state is gone)
+    outputs = [o for c in notebook["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
+    pictures = [o for o in outputs if "image/png" in o.get("data", {})]
+    assert pictures and not any(take_away.WIDGET_VIEW in o.get("data", {}) for o in outputs)
 
 
 def test_the_repository_names_are_substituted_from_the_theme_option():
@@ -102,15 +107,20 @@ def test_a_notebook_page_offers_its_executed_notebook_without_a_launch_button(tm
     site = tmp_path / "_build" / "html"
     executed = tmp_path / "_build" / "jupyter_execute" / "book" / "ch01.ipynb"
     executed.parent.mkdir(parents=True)
-    executed.write_text('{"cells": []}')
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")])
+    nbformat.write(notebook, executed)
     env = types.SimpleNamespace(metadata={"book/ch01": {"kernelspec": {}}, "book/plain": {}})
-    app = types.SimpleNamespace(outdir=str(site), env=env)
+    config = types.SimpleNamespace(nb_execution_cache_path="_build/no-cache")
+    app = types.SimpleNamespace(outdir=str(site), srcdir=str(tmp_path), env=env, config=config)
     context: dict = {}
-    take_away.notebook_download(app, "book/ch01", "page.html", context, object())
+    take_away.offer_notebook(app, "book/ch01", "page.html", context, object())
+    take_away.write_notebook(app, "book/ch01", "page.html", context, object())
     assert context["ipynb_source"] == "book/ch01.ipynb"
-    assert (site / "_sources" / "book" / "ch01.ipynb").read_text() == '{"cells": []}'
+    # no cache to take outputs from: the cells as they are
+    copied = nbformat.read(site / "_sources" / "book" / "ch01.ipynb", as_version=4)
+    assert [c.source for c in copied.cells] == ["1 + 1"] and copied.cells[0].outputs == []
     plain: dict = {}
-    take_away.notebook_download(app, "book/plain", "page.html", plain, object())
+    take_away.offer_notebook(app, "book/plain", "page.html", plain, object())
     assert "ipynb_source" not in plain
 
 
