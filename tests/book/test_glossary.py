@@ -105,6 +105,16 @@ def test_every_entry_says_where_it_is_used(entry):
     )
 
 
+def test_every_place_an_entry_names_is_a_link():
+    """"Used most in Chapter 7": each chapter, appendix and derivation an entry names is a
+    {ref} link to it, never plain text (the reader goes there from the entry)."""
+    for terms, definition in glossary_entries():
+        # the definition without its links: what is left names no place
+        plain = re.sub(r"\{ref\}`[^`]*`", "", " ".join(definition))
+        named = re.findall(r"\b(?:Chapters?|Appendix|Derivation)\s+[0-9A-E]", plain)
+        assert not named, f"{terms[0]}: {named} not linked"
+
+
 @pytest.mark.parametrize("path", sorted((ROOT / "book").glob("*.md")), ids=lambda p: p.name)
 def test_every_term_link_has_a_definition(path):
     defined = {term.lower() for term in defined_terms()}
