@@ -179,3 +179,34 @@ def test_the_search_icon_leaves_the_query_in_view(site, tabs, screen):
     assert boxes, "no search box shown"
     for text_starts, icon_ends in boxes:
         assert text_starts >= icon_ends + 4, (text_starts, icon_ends)
+
+
+GLOSSARY_LINK = 'a[href*="appendix-e-glossary.html#term-Key"]'
+
+
+@pytest.mark.parametrize("screen", ["390x844@1x", "1280x800@1x"])
+def test_a_glossary_link_shows_its_definition(site, tabs, screen):
+    """Chapter 3's link to "key": resting the pointer on it, or reaching it with the keyboard,
+    shows the glossary's entry (its three terms, its definition typeset) inside the window;
+    Escape closes it."""
+    page, _ = tabs[screen]
+    page.goto(site + "book/ch03-outer-product-memory.html", wait_until="load")
+    page.evaluate(SETTLED)
+    link, card = page.locator(GLOSSARY_LINK).first, page.locator("#memglossary-card")
+    link.scroll_into_view_if_needed()
+    link.hover()
+    card.wait_for(state="visible", timeout=10_000)
+    text = card.inner_text()
+    assert text.startswith("Key, Value, Query") and "what an entry is found by" in text, text
+    assert card.locator("mjx-container").count() > 0, "the definition's maths is not typeset"
+    box, width = card.bounding_box(), page.evaluate("document.documentElement.clientWidth")
+    assert 0 <= box["x"] and box["x"] + box["width"] <= width, (box, width)
+    assert link.get_attribute("aria-describedby") == "memglossary-card"
+    page.keyboard.press("Escape")
+    card.wait_for(state="hidden", timeout=5_000)
+    assert link.get_attribute("aria-describedby") is None
+    # from the keyboard
+    page.mouse.move(0, 0)
+    link.focus()
+    card.wait_for(state="visible", timeout=10_000)
+    page.keyboard.press("Escape")
