@@ -210,3 +210,19 @@ def test_a_glossary_link_shows_its_definition(site, tabs, screen):
     link.focus()
     card.wait_for(state="visible", timeout=10_000)
     page.keyboard.press("Escape")
+
+
+def test_search_snippets_show_formulas_typeset(site, tabs):
+    """A search's snippets (Sphinx writes them from the pages' text, LaTeX and all): every
+    formula in them typeset, none left as \\( ... \\) source, a formula cut by the snippet's
+    ends dropped."""
+    page, _ = tabs["390x844@1x"]
+    page.goto(site + "search.html?q=query+key+value", wait_until="load")
+    page.wait_for_function("document.querySelectorAll('#search-results p.context').length >= 10", timeout=30_000)
+    page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30_000)
+    page.evaluate(SETTLED)
+    page.wait_for_timeout(1000)  # the last snippets' typesetting
+    texts = page.locator("#search-results p.context").all_inner_texts()
+    assert not [t for t in texts if "\\(" in t or "\\)" in t], texts
+    assert page.locator("#search-results p.context mjx-container").count() >= 5
+    assert page.locator("#search-results p.context .highlighted").count() >= 5  # the words searched

@@ -23,6 +23,8 @@ In the order a build uses them (``make book``, ``make pdf``):
 ``take_away``           Sphinx extension: where the course is (the repository's
                         address in the pages), each page's notebook and the whole
                         PDF in its download menu
+``search_page``         Sphinx extension: the search page's snippets with their
+                        formulas typeset (with ``search_snippets.js``)
 ``browser``             after the build: the HTML book served and opened in Debian's
                         chromium, a page's first load weighed (the browser tests,
                         ``make bench``)

@@ -1,0 +1,54 @@
+/* The search page's snippets with their formulas typeset (tools/book/search_page.py).
+ *
+ * Sphinx writes a result's snippet from the text of the page it found: 240 characters in
+ * which a formula is its LaTeX source, \( ... \), and may be cut at either end. Each
+ * snippet, as it arrives, loses the piece of a formula cut at its start or end, is typeset
+ * by the page's MathJax, and gets the search's words highlighted again (Sphinx's own
+ * _highlightText, after the typesetting, so that no highlight splits a formula). Other
+ * pages: nothing.
+ */
+(function () {
+  "use strict";
+  var OPEN = "\\(", CLOSE = "\\)";
+
+  // a formula cut by the snippet's ends: a "\)" before any "\(" and a "\(" never closed
+  function whole(text) {
+    var open = text.indexOf(OPEN), close = text.indexOf(CLOSE);
+    if (close !== -1 && (open === -1 || close < open)) text = "..." + text.slice(close + CLOSE.length);
+    var lastOpen = text.lastIndexOf(OPEN);
+    if (lastOpen !== -1 && text.indexOf(CLOSE, lastOpen) === -1) text = text.slice(0, lastOpen) + "...";
+    return text;
+  }
+
+  function highlight(snippet) {
+    if (typeof _highlightText !== "function") return;  // sphinx_highlight.js
+    var words = (new URLSearchParams(location.search).get("q") || "").toLowerCase().split(/\s+/);
+    words.filter(Boolean).forEach(function (word) { _highlightText(snippet, word, "highlighted"); });
+  }
+
+  function typeset(snippet) {
+    snippet.textContent = whole(snippet.textContent);  // plain text again: no highlight inside a formula
+    if (window.MathJax && MathJax.typesetPromise) {
+      MathJax.typesetPromise([snippet]).then(function () { highlight(snippet); }).catch(function () {});
+    } else {
+      highlight(snippet);
+    }
+  }
+
+  function start() {
+    var results = document.getElementById("search-results");
+    if (!results) return;
+    new MutationObserver(function (changes) {
+      changes.forEach(function (change) {
+        change.addedNodes.forEach(function (node) {
+          if (node.nodeType !== 1) return;
+          if (node.matches("p.context")) typeset(node);
+          else node.querySelectorAll && node.querySelectorAll("p.context").forEach(typeset);
+        });
+      });
+    }).observe(results, { subtree: true, childList: true });
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
