@@ -11,6 +11,8 @@
 ``ports``           a free port of 127.0.0.1, and whether a port is free
 ``chromium``        Debian's chromium launched headless through Playwright, its
                     flags for a machine without internet
+``environment``     the environment variables the course reads: each one's default,
+                    who sets it, what it means, and their table for the docs
 ==================  ================================================================
 
 Every package of ``tools`` may import this one; it imports none of them.

@@ -44,8 +44,7 @@ is killed once its notebook has run, and its end is seen within 10 ms.
 The sandbox is configured through environment variables that ``tools.grading`` sets
 for nbgrader (``tools.grading.settings.grader_env``): ``MEMCOURSE_SANDBOX`` (``bwrap``
 or ``off``), ``MEMCOURSE_SANDBOX_MEMKIT`` (the memkit package folder),
-``MEMCOURSE_SANDBOX_TMP`` (where the private folders go), ``MEMCOURSE_SANDBOX_TIMES`` (a
-file where each kernel's lifetime is appended).
+and ``MEMCOURSE_SANDBOX_TMP`` (where the private folders go).
 
 Stage: the kernels of nbgrader and of the probe (``tools.grading.repair``), loaded by
 name. Depends on: ``tools.grading.student_files`` (the submission's files copied into the
@@ -360,8 +359,6 @@ class SandboxKernelManager(AsyncKernelManager):
         self.transport = "ipc"
         self._box: Path | None = None
         self._uid_value: int | None = None
-        self._started = 0.0
-        self._source = ""
 
     @property
     def kernel_spec(self):  # the course's Python, interrupted by a message (no signal crosses)
@@ -381,9 +378,8 @@ class SandboxKernelManager(AsyncKernelManager):
 
     async def _async_pre_start_kernel(self, **kw):
         if self._box is None:
-            self._source = str(kw.get("cwd") or "")
-            self._open_box(Path(self._source) if self._source else None, kw)
-            self._started = time.monotonic()
+            source = str(kw.get("cwd") or "")
+            self._open_box(Path(source) if source else None, kw)
         kw["cwd"] = str(self._box)
         kw["env"] = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         return await super()._async_pre_start_kernel(**kw)
@@ -423,15 +419,6 @@ class SandboxKernelManager(AsyncKernelManager):
         await super()._async_cleanup_resources(restart=restart)
         if restart or self._box is None:
             return
-        times = os.environ.get("MEMCOURSE_SANDBOX_TIMES")
-        if times:
-            with open(times, "a") as fh:
-                fh.write(
-                    json.dumps(
-                        {"folder": self._source, "seconds": time.monotonic() - self._started}
-                    )
-                    + "\n"
-                )
         remove_box(self._box)
         self._box = None
 

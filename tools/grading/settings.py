@@ -37,7 +37,7 @@ def submission_limit(settings: Settings) -> float:
     return float(settings.wall or 120 + 6 * settings.cell_timeout)
 
 
-def grader_env(settings: Settings, times: Path | None = None) -> dict:
+def grader_env(settings: Settings) -> dict:
     """The environment of the nbgrader processes: how their kernels are sandboxed.
 
     (The kernels themselves get none of it: the sandbox starts them with a clean one.)
@@ -51,8 +51,6 @@ def grader_env(settings: Settings, times: Path | None = None) -> dict:
             [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
         ),
     }
-    if times is not None:
-        env["MEMCOURSE_SANDBOX_TIMES"] = str(times)
     if settings.boxes is not None:
         env["MEMCOURSE_SANDBOX_TMP"] = str(settings.boxes)
     return env

@@ -412,7 +412,6 @@ def environment(hub: Hub) -> dict:
         "MEMCOURSE_HUB_STATE": str(hub.state),
         "MEMCOURSE_HUB_VENV": str(hub.venv),
         "MEMCOURSE_HUB_LAB": str(hub.lab),
-        "MEMCOURSE_HUB_PROXY": str(hub.proxy),
         "MEMCOURSE_HUB_GROUP": GROUP,
         "MEMCOURSE_HUB_INSTRUCTORS": hub.instructor,
         "MEMCOURSE_HUB_USERS": ",".join([hub.instructor] + hub.tas + hub.student_names),
