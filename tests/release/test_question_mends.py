@@ -60,7 +60,8 @@ class Question:
     def grade(self, student: str, answer: str | None = None):
         """None if ``answer`` (the solution if None) passes the question's test, else the error."""
         namespace = dict(self.setup(student))
-        with nbcells.as_student(student, self.path.parent), contextlib.redirect_stdout(io.StringIO()):
+        with nbcells.fresh_memkit(), nbcells.as_student(student, self.path.parent), \
+                contextlib.redirect_stdout(io.StringIO()):
             try:
                 exec(compile(self.solution if answer is None else answer, self.gid, "exec"), namespace)
                 exec(compile(self.test, f"{self.gid}-tests", "exec"), namespace)
@@ -152,8 +153,49 @@ def test_session2_ex2_is_the_students_measurement_not_one_memkit_call():
 def test_session4_ex2_never_draws_a_width_the_book_prints_and_wants_the_standard_errors():
     assert {S4EX2.setup(s)["d_moments"] for s in IDS}.isdisjoint({8, 12, 16, 32})
     assert rng_seeded(S4EX2, 0, FEW[:2], range(1, 4)) == []
-    assert rng_seeded(S4EX2, 0, FEW[:1], (5,), more=(("n_pairs = 200_000", "n_pairs = 300_000"),)) == []
+    assert rng_seeded(S4EX2, 0, FEW[:1], (5,), more=(("n_pairs = 100_000", "n_pairs = 50_000"),)) == []
     assert rejected(S4EX2, S4EX2.solution + "\nmc_stderr = np.zeros(3)\n")
+
+
+def test_session4_ex2_the_moments_are_those_of_the_draws_handed_in():
+    """The moments were checked against the exact ones only: the exact moments handed in as
+    the measurement passed for every id."""
+    assert rejected(S4EX2, S4EX2.solution + "\nmc_moments = exact_moments.copy()\n")
+    # draws made up to have the second moment: two points +-1/sqrt(d) (the higher moments betray them)
+    two_points = S4EX2.solution + (
+        "\ns_pairs = np.resize([1.0, -1.0], n_pairs) / np.sqrt(d_moments)"
+        "\n_powers = s_pairs[:, None] ** np.array([2, 4, 6])"
+        "\nmc_moments = _powers.mean(axis=0)\nmc_stderr = _powers.std(axis=0, ddof=1) / np.sqrt(n_pairs)\n")
+    assert rejected(S4EX2, two_points)
+    # the standard errors with n rather than n - 1 are honest too
+    assert S4EX2.grade(FEW[0], S4EX2.replaced(("ddof=1", "ddof=0"))) is None
+
+
+S4EXIT2 = Question("session-4", "exit-test", "q2")
+S5EXIT6 = Question("session-5", "exit-test", "q6")
+
+
+def test_session4_exit_q2_the_estimate_is_the_mean_over_the_draws_handed_in():
+    """m4_mc was checked against E[s^4] only: the exact m4 handed in as the estimate passed
+    for every id, and the Gaussian 3/d^2 for the larger d2."""
+    assert rng_seeded(S4EXIT2, 2024, FEW[:3], range(1, 5)) == []
+    assert rng_seeded(S4EXIT2, 2024, FEW[:1], (7,), more=(("100_000", "50_000"),)) == []
+    assert rejected(S4EXIT2, S4EXIT2.solution + "\nm4_mc = m4\n")
+    assert rejected(S4EXIT2, S4EXIT2.solution + "\nm4_mc = 3 / d2 ** 2\n")
+    too_few = S4EXIT2.replaced(("100_000", "20_000"))
+    assert rejected(S4EXIT2, too_few)
+
+
+def test_session5_exit_q6_the_moment_is_the_mean_over_the_draws_handed_in():
+    """moment_mc was checked against the sphere's moment only: the Gaussian moment handed in as
+    the measurement passed where beta / d is small."""
+    assert rng_seeded(S5EXIT6, 6, FEW[:3], range(1, 5)) == []
+    assert rng_seeded(S5EXIT6, 6, FEW[:1], (9,), more=(("100_000", "50_000"),)) == []
+    assert rejected(S5EXIT6, S5EXIT6.solution + "\nmoment_mc = moment_gauss\ncap_sphere = 1 + math.exp(2 * beta6) / moment_mc\n")
+    # draws of the Gaussian N(0, 1/d) that D7's step assumes, not of the sphere
+    gaussian = S5EXIT6.replaced(("s6_draws = similarities(100_000, d6, np.random.default_rng(6))",
+                                 "s6_draws = np.random.default_rng(6).standard_normal(100_000) / np.sqrt(d6)"))
+    assert isinstance(S5EXIT6.grade(FEW[0], gaussian), (AssertionError, ValueError))
 
 
 def test_session4_ex5_is_the_students_measurement():

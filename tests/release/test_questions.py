@@ -149,7 +149,7 @@ WRONG = [
     (S5, EXIT, "q5", "q5 = trade_options.key(0)", "a larger beta lowers the capacity"),
     (S5, EXIT, "q6", sol(S5, EXIT, "q6").replace("trend_options.key(3)", "trend_options.key(0)"),
      "the Gaussian formula's fall past d/2, the trap"),
-    (S5, EXIT, "q6", "moment_mc, moment_gauss, cap_sphere = 6.185, 7.389, 483.0\nq6_trend = 'D'",
+    (S5, EXIT, "q6", sol(S5, EXIT, "q6") + "\nmoment_mc, moment_gauss, cap_sphere = 6.185, 7.389, 483.0",
      "the book's d = 16, beta = 4"),
     (S5, EXIT, "q7", "bandwidth = 1 / math.sqrt(beta7)\nratio_dist = math.exp(beta7 * (dist7[1] - dist7[0]) / 2)",
      "distances, not squared distances"),
@@ -320,7 +320,9 @@ HELPERS = [
                "jac_norms = np.array([np.linalg.norm(b * attention.softmax_jacobian(b * s4)) for b in betas4])\n"
                "best_beta = betas4[int(np.argmax(jac_norms))]"),
     (S5, "q6", "from memkit import capacity\n"
-               "moment_mc = capacity.softmax_moment_exact(d6, beta6)\n"
+               "_g = np.random.default_rng(6).standard_normal((100_000, d6))\n"
+               "s6_draws = _g[:, 0] / np.linalg.norm(_g, axis=1)\n"
+               "moment_mc = float(np.mean(np.exp(2 * beta6 * s6_draws)))\n"
                "moment_gauss = capacity.softmax_moment_gaussian(d6, beta6)\n"
                "cap_sphere = 1 + math.exp(2 * beta6) / moment_mc\nq6_trend = trend_options.key(3)"),
     (S5, "q1", "import memkit.attention as mk_attention\n"
