@@ -1,15 +1,15 @@
 """The built HTML book in a real browser: served, opened, and a page's first load weighed.
 
-Used by the browser tests (``tests/test_browser.py``, ``tests/test_live_figures.py``,
-``tests/test_accessibility.py``) and by ``make bench`` (``benchmarks/book_weight.py``). The
-site is served from a folder on a free port of 127.0.0.1 by the standard library's
-threaded HTTP server (no compression, so a page weighs what its files weigh); the browser
-is Debian's chromium driven by Playwright (never ``playwright install``).
+Used by the browser tests (``tests/book/``: ``test_browser``, ``test_screens``,
+``test_accessibility``) and by ``make bench`` (``benchmarks/book_weight.py``). The site is
+served from a folder on a free port of 127.0.0.1 by the standard library's threaded HTTP
+server (no compression, so a page weighs what its files weigh); the browser is the one
+``tools.common.chromium`` launches.
 
 A page's *first load* is every byte it fetches from opening until the network is quiet
 and MathJax has typeset it, the window at the top of the page, less the frames of the
 live figures (``_figures/<id>/*.webp``), which a figure fetches as it comes into view and
-as the reader moves it. Issue 28 holds the heaviest page to ``FIRST_LOAD_LIMIT``.
+as the reader moves it. The heaviest page's first load is held to ``FIRST_LOAD_LIMIT``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import urllib.parse
 from pathlib import Path
 
 
-#: the heaviest page's first load, at most (issue 28)
+#: the heaviest page's first load, at most
 FIRST_LOAD_LIMIT = 2_000_000
 FRAMES = "/_figures/"
 MB = 1_000_000

@@ -1,11 +1,11 @@
 """Drive the course's JupyterLab in a real browser, as a student does.
 
-Used by tests/test_lab_browser.py (the end-to-end test) and benchmarks/lab_figures.py
+Used by tests/lab/test_lab_browser.py (the end-to-end test) and benchmarks/lab_figures.py
 (key press to new picture, per figure). The server is the one `make lab` starts
 (tools/lab/launch.py: same configuration, same role), on a free port of 127.0.0.1, with a
 random token, a throw-away Jupyter home, and ``window.jupyterapp`` exposed so that the
-page can be asked what JupyterLab holds. The browser is Debian's chromium driven by
-Playwright (never `playwright install`).
+page can be asked what JupyterLab holds. The browser is the one ``tools.common.chromium``
+launches.
 """
 
 from __future__ import annotations
