@@ -337,7 +337,9 @@ def build_book(hub) -> tuple[subprocess.Popen, Path]:
     config = re.sub(r'binderhub_url: "[^"]*"', 'binderhub_url: ""', config)
     config = re.sub(r'repository:\n  url: "[^"]*"',
                     f'repository:\n  url: "{course_repo.url(hub.public)}"', config)
-    assert hub.url in config and course_repo.url(hub.public) in config
+    # an execution cache of its own: the book's own build may be filling _build's at once
+    config = config.replace('cache: "_build/.jupyter_cache"', f'cache: "{out / "jupyter_cache"}"')
+    assert hub.url in config and course_repo.url(hub.public) in config and str(out) in config
     (out / "_config.yml").write_text(config)
     log = open(out / "build.log", "w")  # noqa: SIM115 (the child keeps it)
     jb = Path(sys.executable).with_name("jupyter-book")
