@@ -91,6 +91,21 @@ def quiet_kernel(data: pathlib.Path = KERNELS) -> None:
         [str(data)] + [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p])
 
 
+def one_per_hash(cache, records: list) -> list:
+    """The first of the project records whose notebooks share jupyter-cache's hash key.
+
+    The key covers a notebook's code cells only, so the pages without code (the start page,
+    the session pages, the glossary) share one; executed at once, two of them would both
+    create its folder in the cache (FileExistsError in jupyter-cache). Once one is cached,
+    the cache answers for all of them.
+    """
+    first = {}
+    for record in records:
+        _, key = cache.create_hashed_notebook(cache.get_project_notebook(record.pk).nb)
+        first.setdefault(key, record)
+    return list(first.values())
+
+
 def execute_in_parallel() -> None:
     """Execute the chapters missing from the cache, one kernel per core.
 
@@ -103,7 +118,7 @@ def execute_in_parallel() -> None:
     os.environ.setdefault("MPLBACKEND", "Agg")
     cache = get_cache(str(CACHE))
     records = [cache.add_nb_to_project(str(path), read_data=MYST_READER) for path in chapters()]
-    stale = [r for r in records if cache.get_cached_project_nb(r.pk) is None]
+    stale = one_per_hash(cache, [r for r in records if cache.get_cached_project_nb(r.pk) is None])
     if not stale:
         return
     quiet_kernel()
