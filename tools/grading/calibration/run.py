@@ -6,7 +6,8 @@
   answer (its solution's seed and ``seeds - 1`` of the id's own), one more in the other order
   of an answer whose order is free, and how many the test rejected;
 - each slip (``catalog``): the ids it changed the answer of, and how many the test accepted
-  (``BOOK``: a single-number key that the book prints, ``book.Printed``);
+  (``BOOK``: a single-number key that prints as a number the book prints, ``book.Printed``,
+  handed in as the book prints it)
 - the keys (the reference answers) across the ids: how many distinct, the largest number of
   ids sharing one;
 - for each measured answer of a Monte Carlo question, for the ids of ``band_ids``, the
@@ -205,7 +206,7 @@ def calibrate(path: Path, ids: list[str], seeds: int, band_ids: set[str], printe
                 theirs = {"another id's answers": None if before is None else before.get(qid, {}),
                           "the default id's answers": default.get(qid, {})}
                 _slips(result, question, solved, theirs)
-                _keys(result, question, solved, printed)
+                record_key(result, question, solved, printed)
                 if question.seeded and student in band_ids:
                     _bands(result, question, solved, honest)
                 result.seconds += time.perf_counter() - start
@@ -268,13 +269,17 @@ def _functions_differ(values: dict, answers: dict) -> bool:
     return any(callable(v) and v is not answers.get(n) for n, v in values.items())
 
 
-def _keys(result: Result, question, solved: engine.Solved, printed: Printed) -> None:
+def record_key(result: Result, question, solved: engine.Solved, printed: Printed) -> None:
+    """Count one id's key (its free choices left out) and, for a question that varies, try the
+    slip ``BOOK``: a single-number answer that prints as a number of the book, handed in as
+    the book prints it; accepted when the test passes it."""
     answers = solved.answers.get(question.name, {})
     free = catalog.FREE.get((question.notebook, question.name), set())
     result.keys[engine.key_of({n: v for n, v in answers.items() if n not in free})] += 1
     if result.common:
         return
-    # a single number a student could copy from the book: the slip "the number the book prints"
+    # a single number a student could copy from the book: the slip "the number the book prints",
+    # handed in as the book prints it and graded
     single = [n for n in _own(question) if n in answers and not isinstance(answers[n], dict)
               and len(engine.numbers_in(answers[n])) == 1]
     if not single:
@@ -282,12 +287,28 @@ def _keys(result: Result, question, solved: engine.Solved, printed: Printed) -> 
     found = result.slips.setdefault(BOOK, SlipResult(BOOK))
     found.tried += 1
     for name in single:
-        hit = printed.match(engine.numbers_in(answers[name])[0])
-        if hit:
+        value = engine.numbers_in(answers[name])[0]
+        hit = printed.match(value)
+        if hit and not engine.judge(question, solved, {**answers, name: _as_answer(answers[name], hit, value)}):
             found.accepted += 1
             found.example = found.example or solved.student
             result.book_hits.append(f"{solved.student}: {name} = {hit}")
             break
+
+
+def _as_answer(answer, printed: str, value: float):
+    """The book's number ``printed`` (as the book shows it, no sign) in the form of ``answer``
+    (a number, or an array or list holding one), with the sign of ``value``."""
+    number = float(printed) * (-1.0 if value < 0 else 1.0)
+    if isinstance(answer, (bool, np.bool_)):
+        return answer
+    if isinstance(answer, (int, np.integer)):
+        return int(number)
+    if isinstance(answer, np.ndarray):
+        return np.full(answer.shape, number)
+    if isinstance(answer, (list, tuple)):
+        return type(answer)(_as_answer(a, printed, value) if engine.numbers_in(a) else a for a in answer)
+    return number
 
 
 def _bands(result: Result, question, solved: engine.Solved, honest: list) -> None:
