@@ -9,6 +9,7 @@ class ``FIGURE``; the module's name is the figure's id with ``_`` for ``-``::
     fig.caption                             # the one-line reading of the state now
     fig.figure                              # the matplotlib Figure
     fig.widget()                            # the box to display in Jupyter
+    figures.readings("recall-noise", "M")   # {"min": "M = 1: ...", "max": "M = 64: ..."}
     figures.ids()                           # every registered id
 
 In a chapter the last line of a cell, ``figures.get(id)``, displays the figure:
@@ -22,7 +23,7 @@ import pkgutil
 
 from memkit.figures.base import InteractiveFigure
 
-__all__ = ["InteractiveFigure", "get", "ids"]
+__all__ = ["InteractiveFigure", "get", "ids", "readings"]
 
 #: modules of the package that hold no figure: the protocol and the frame renderer
 NOT_FIGURES = {"base", "frames"}
@@ -41,3 +42,18 @@ def get(figure_id: str, **state) -> InteractiveFigure:
         raise KeyError(f"no figure {figure_id!r}; registered figures: {', '.join(known)}")
     module = importlib.import_module(f"memkit.figures.{figure_id.replace('-', '_')}")
     return module.FIGURE(**state)
+
+
+def readings(figure_id: str, control: str) -> dict[str, str]:
+    """The one-line reading of ``figure_id`` with one control moved, the others in their
+    default state: a slider at each end of its range (keys ``"min"`` and ``"max"``), a
+    menu or a row of buttons at each of its options (keys: the options).
+
+    The printed book quotes them beside the picture of the default state, to say what
+    the live figure shows as the control moves.
+    """
+    widget = get(figure_id).controls[control]
+    options = getattr(widget, "options", None)
+    settings = ({str(option): option for option in options} if options
+                else {"min": widget.min, "max": widget.max})
+    return {key: get(figure_id, **{control: value}).caption for key, value in settings.items()}

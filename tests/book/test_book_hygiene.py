@@ -1,5 +1,6 @@
 """Every chapter is a MyST notebook that Jupyter Book will execute, listed in the toc."""
 
+import json
 import pathlib
 import re
 
@@ -50,3 +51,18 @@ def test_chapters_import_memkit_instead_of_defining_helpers(path):
     cells = re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", path.read_text(), re.S)
     for cell in cells:
         assert not re.search(r"^\s*def \w+", cell, re.M), f"{path.name} defines a function: move it to memkit"
+
+
+#: a word followed by the same word in code font ("the stream `stream`"): on paper, where
+#: the code font hardly shows, it reads as a slip
+DOUBLED_INTO_CODE = re.compile(r"\b(\w{3,})\s+`\1\b", re.IGNORECASE)
+
+
+def test_no_word_is_doubled_into_code_font():
+    sources = {path.name: path.read_text() for path in CHAPTERS}
+    for notebook in sorted((ROOT / "solutions").glob("*/*.ipynb")):
+        cells = json.loads(notebook.read_text())["cells"]
+        sources[str(notebook.relative_to(ROOT))] = "\n".join(
+            "".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown")
+    doubled = [(name, m.group(0)) for name, text in sources.items() for m in DOUBLED_INTO_CODE.finditer(text)]
+    assert not doubled, doubled

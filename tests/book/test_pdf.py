@@ -423,3 +423,92 @@ def test_long_lines_break_without_marks_and_nothing_runs_over(text):
 def test_the_log_asks_for_no_rerun():
     log = (LATEX / "memcourse.log").read_text(errors="replace")
     assert "Rerun to get" not in log and "may have changed" not in log
+
+
+# -- issue 41: the printed page says what the picture shows, and lays out cleanly -------
+#: a word that asks the reader to work a control, which paper has not
+CONTROL_WORDS = re.compile(r"\b(?:drag\w*|slider\w*|click\w*)\b", re.IGNORECASE)
+#: ``figures.readings(id, control)`` as a chapter's cell calls it, for the printed passage
+READINGS_CALL = re.compile(r'figures\.readings\(\s*"([a-z0-9-]+)",\s*"(\w+)"\s*\)')
+#: the title of a box: ```{admonition} Check, ```{admonition} Derivation D9. ...
+BOX_TITLE = re.compile(r"^(?:`{3,}|:{3,})\{admonition\}\s*(.+?)\s*$", re.MULTILINE)
+#: the page's body, as a share of its height: below the running head, above the foot
+BODY = (0.075, 0.925)
+
+
+def squashed(text: str) -> str:
+    """Text without its spaces and hyphens, math italics folded and curly quotes straight: a
+    reading as TeX may have broken it over two lines (hyphenated or not), its quotes turned by
+    Sphinx's smart quotes, compares with the reading itself."""
+    straight = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+    return re.sub(r"[\s\-\u2010]+", "", unicodedata.normalize("NFKC", text).translate(straight))
+
+
+def test_the_pdf_asks_for_no_control_and_quotes_the_readings_it_computes(text):
+    """No "drag", "slider" nor "click" on paper; each passage that the screen words as a
+    control to move says, in print, what the figure reads at other settings: a reading of
+    ``figures.readings`` that its chapter glues ({glue:text}`id_end`) is printed, as memkit
+    computes it."""
+    from memkit import figures
+
+    found = sorted({m.group(0).lower() for m in CONTROL_WORDS.finditer(text)})
+    assert not found, [line for line in text.splitlines() if CONTROL_WORDS.search(line)][:8]
+    flat = squashed(text)
+    files, _ = toc()
+    quoted = 0
+    for name in files:
+        source = (ROOT / f"{name}.md").read_text()
+        for figure_id, control in READINGS_CALL.findall(source):
+            readings = figures.readings(figure_id, control)
+            glued = {key: reading for key, reading in readings.items()
+                     if "{glue:text}`" + re.sub(r"\W+", "_", f"{figure_id}_{key}") + "`" in source}
+            assert glued, f"{name}: no reading of {figure_id} is quoted"
+            for key, reading in glued.items():
+                assert squashed(reading) in flat, f"{figure_id}, {control} {key}: {reading!r} is not printed"
+            quoted += len(glued)
+    assert quoted >= 30, quoted
+
+
+def box_titles() -> set[str]:
+    files, _ = toc()
+    return {title for name in files for title in BOX_TITLE.findall((ROOT / f"{name}.md").read_text())}
+
+
+def test_no_page_ends_on_a_box_title(pages):
+    """The last line of a page's body (above its foot) is never a box's title alone."""
+    titles = {" ".join(words(title)) for title in box_titles()}
+    assert {"check", "keep", "goal"} <= titles
+    stranded = []
+    for number, page in enumerate(pages, start=1):
+        lines = [line.strip() for line in page.splitlines() if line.strip()]
+        if len(lines) >= 3 and " ".join(words(lines[-2])) in titles:
+            stranded.append((number, lines[-2]))
+    assert not stranded, stranded
+
+
+def page_fill(path: pathlib.Path) -> tuple[bool, float]:
+    """Whether a page (a grey PGM) has a running head, and how far down its body the ink
+    reaches, as a share of the body's height (0: nothing below the head)."""
+    ink = np.asarray(Image.open(path)) < 160
+    height = ink.shape[0]
+    top, bottom = (int(share * height) for share in BODY)
+    rows = np.nonzero(ink[top:bottom].any(axis=1))[0]
+    return bool(ink[:top].any()), (rows.max() + 1) / (bottom - top) if rows.size else 0.0
+
+
+def test_no_half_empty_page_before_a_picture(pdf, tmp_path):
+    """A page whose body is less than half filled is never followed, within its chapter
+    (the next page carries a running head), by a page holding a picture: the picture
+    was pushed over and left the space empty. Figures float [htbp] instead."""
+    subprocess.run(["pdftoppm", "-r", "24", "-gray", str(pdf), str(tmp_path / "p")], check=True)
+    shots = sorted(tmp_path.glob("p-*.pgm"), key=lambda p: int(p.stem.split("-")[-1]))
+    assert len(shots) == page_count(pdf)
+    fills = [page_fill(path) for path in shots]
+    assert sum(fill > 0.9 for _, fill in fills) > len(fills) / 2  # the measure sees full pages
+    pictured = {row["page"] for row in images(pdf)}
+    half_empty = [number for number, ((_, fill), (head, _)) in enumerate(zip(fills, fills[1:]), 1)
+                  if 0 < fill < 0.5 and head and number + 1 in pictured]
+    assert not half_empty, [(n, round(fills[n - 1][1], 2)) for n in half_empty]
+    tex = (LATEX / "memcourse.tex").read_text()
+    assert tex.count(r"\begin{figure}[htbp]") >= len(figure_cells())
+    assert r"\begin{figure}[H]" not in tex

@@ -175,6 +175,20 @@ def test_chapter_reads_runs_and_saves_unchanged(page, before, chapter):
     assert digest == before[1][chapter], f"{chapter} changed on disk by opening, running, saving"
 
 
+def test_a_chapter_shows_the_screens_passage_and_hides_the_printed_one(page):
+    """A passage written twice ({only} html, {only} latex): the lab draws the screen's
+    (the live figure beside it) and not the printed book's."""
+    chapter = "book/ch01-matrix-vector.md"
+    source = (ROOT / chapter).read_text()
+    screen, printed = (" ".join(source.split(f"````{{only}} {kind}\n", 1)[1].split("````", 1)[0].split())
+                       for kind in ("html", "latex"))
+    opened = page.evaluate(OPEN_AND_RUN, [chapter, "Jupytext Notebook", False])
+    drawn = " ".join(" ".join((d["text"] or "").split()) for d in page.evaluate(RENDERED_MARKDOWN, opened["id"]))
+    assert "Drag it and watch" in screen and "Drag it and watch" in drawn
+    assert "the live figure offers" in printed and "the live figure offers" not in drawn
+    assert not page.evaluate(SAVE_AND_CLOSE, opened["id"])
+
+
 def test_git_sees_no_change_after_the_chapters(page, before):
     assert lab_browser.git_status() == before[0]
 

@@ -110,6 +110,21 @@ def test_a_glued_number_shows_as_its_name_in_the_lab_and_comes_back_as_glue():
         "predicted", "expected", 1)
 
 
+def test_a_passage_for_print_is_a_div_the_lab_hides_and_comes_back_as_only():
+    # the lab's MyST renderer has no `only`: the screen's passage shows, the printed one is
+    # a div of a class the lab's CSS hides
+    source = (ROOT / "book" / "ch01-matrix-vector.md").read_text()
+    cell = source[source.index("````{only} html"):source.index("```{code-cell}", source.index("````{only} latex"))]
+    shown = contents.to_lab(cell, "ch01-matrix-vector.md", contents.labels())
+    assert "{only}" not in shown
+    assert shown.count("````{div}\n:class: memcourse-only-html\n") == 1
+    assert shown.count("````{div}\n:class: memcourse-only-latex\n") == 1
+    assert contents.to_book(shown) == cell
+    css = (ROOT / "jupyter" / "custom" / "custom.css").read_text()
+    rule = css[css.index(".jp-Notebook .memcourse-only-latex"):]
+    assert rule[:rule.index("}")].split("{")[1].split() == ["display:", "none;"]
+
+
 def test_terms_of_a_chapter_get_their_glossary_entries():
     nb = jupytext.read(ROOT / "book" / "ch03-outer-product-memory.md")
     cell = contents.glossary_cell(nb, "ch03-outer-product-memory.md", contents.labels())

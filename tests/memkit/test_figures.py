@@ -113,6 +113,23 @@ def test_every_figure_is_displayed_in_its_chapter(figure_id):
     assert f'figures.get("{figure_id}")' in pages[0].read_text()
 
 
+def test_readings_at_a_sliders_ends_and_at_each_option():
+    """figures.readings: the reading with one control moved, the others at their default."""
+    ends = figures.readings("recall-noise", "M")
+    slider = figures.get("recall-noise").controls["M"]
+    assert list(ends) == ["min", "max"]
+    assert ends["min"] == figures.get("recall-noise", M=slider.min).caption
+    assert ends["max"] == figures.get("recall-noise", M=slider.max).caption != ends["min"]
+    assert ends["min"].startswith(f"M = {slider.min}:") and ends["max"].startswith(f"M = {slider.max}:")
+    options = figures.readings("matmul-four-readings", "reading")
+    menu = figures.get("matmul-four-readings").controls["reading"]
+    assert list(options) == [str(option) for option in menu.options]
+    assert len(set(options.values())) == len(options)
+    assert all(reading.startswith(f"{name} reading, index 0") for name, reading in options.items())
+    with pytest.raises(KeyError):
+        figures.readings("recall-noise", "N")
+
+
 # -- the drawing helpers of memkit.figures.base ------------------------------------------
 def _canvas(width_px=60, height_px=40):
     from matplotlib.backends.backend_agg import FigureCanvasAgg

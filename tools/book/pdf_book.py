@@ -14,13 +14,16 @@ that needs it); the LaTeX builder gets the shape of a printed book instead:
 * an appendix whose headings carry their own numbers (Appendix D's "D6. Softmax
   Jacobian ...") has unnumbered sections, so that each heading shows one number.
 
-And it sets what a printed page needs: the index in the text font (Sphinx sets its entries
-in typewriter type), long lines of code and output broken without the red continuation
-marks (the continuation is indented instead), a narrow table column (a symbol, a short
-name) never squeezed under its own width, and the math font chosen in the preamble, not
-at ``\\begin{document}`` (unicode-math then turns Greek letters into "other" characters
-after the ``.aux`` file is read, so that a heading with a β never matched its label from
-the run before and the log asked for a rerun forever).
+And it sets what a printed page needs: each figure cell in a float placed [htbp] (a picture
+that does not fit at the foot of a page moves on while the text fills the page), a box
+(Check, Keep ...) begun only where its title and first lines fit (``\\Needspace``), the
+characters the fonts lack mapped (``ᵀ``, a superscript T), the index in the text font
+(Sphinx sets its entries in typewriter type), long lines of code and output broken
+without the red continuation marks (the continuation is indented instead), a narrow table
+column (a symbol, a short name) never squeezed under its own width, and the math font
+chosen in the preamble, not at ``\\begin{document}`` (unicode-math then turns Greek
+letters into "other" characters after the ``.aux`` file is read, so that a heading with a
+β never matched its label from the run before and the log asked for a rerun forever).
 
 The paper is US Letter, or A4 with ``make pdf PAPER=a4`` (the environment's
 ``MEMCOURSE_PAPER``: ``letter`` or ``a4``; anything else stops the build with the choices).
@@ -52,9 +55,12 @@ OWN_NUMBER = re.compile(r"^[A-E]\d+\.\s")
 #: code and output lines too long for the page break, indented, without Sphinx's red hooks
 VERBATIM = r"verbatimcontinued={\makebox[2\fontcharwd\font`\x]{}}, verbatimvisiblespace={\ }"
 SECNUMDEPTH = 2  # sections (3.1) and subsections (3.1.1) are numbered within a chapter
+#: lines a box (an admonition: Check, Keep, Goal ...) needs left on the page to start there:
+#: its title and the first lines of its body, so that a title never ends a page alone
+BOX_NEEDS = 6
 
 PREAMBLE = rf"""
-% the course's numbering, index, code lines, tables and math font (tools/book/pdf_book.py)
+% the course's numbering, index, code lines, tables, math font, boxes and floats (tools/book/pdf_book.py)
 \newcommand{{\memnumbered}}{{\setcounter{{secnumdepth}}{{{SECNUMDEPTH}}}}}
 \newcommand{{\memunnumbered}}{{\setcounter{{secnumdepth}}{{-1}}}}
 \newcommand{{\memunnumberedpart}}{{\setcounter{{secnumdepth}}{{-2}}}}
@@ -62,16 +68,19 @@ PREAMBLE = rf"""
 \renewcommand{{\sphinxstyleindexentry}}[1]{{#1}}
 \setlength{{\tymin}}{{0.25\linewidth}}
 \setmathfont{{Latin Modern Math}}
+\usepackage{{newunicodechar}}\newunicodechar{{ᵀ}}{{\textsuperscript{{T}}}}
 \newcommand{{\memfirstuse}}[1]{{#1}}
+\AddToHook{{env/sphinxadmonition/before}}{{\Needspace{{{BOX_NEEDS}\baselineskip}}}}
+\renewcommand{{\topfraction}}{{0.9}}\renewcommand{{\bottomfraction}}{{0.8}}
+\renewcommand{{\textfraction}}{{0.07}}\renewcommand{{\floatpagefraction}}{{0.8}}
 \newcommand{{\memanswerbox}}[1]{{\par\noindent\fbox{{\begin{{minipage}}[t][#1][t]{{\dimexpr\linewidth-2\fboxsep-2\fboxrule}}\footnotesize\textit{{Your answer}}\end{{minipage}}}}\par\medskip}}
 """
 
 
 def _latex(text: str) -> str:
-    """Plain text as LaTeX (the readings hold _, ^, %, # ...)."""
+    """Plain text as LaTeX (the readings hold _, ^, %, # ...; ᵀ is the preamble's)."""
     specials = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_", "^": r"\^{}",
-                "%": r"\%", "#": r"\#", "&": r"\&", "$": r"\$", "~": r"\textasciitilde{}",
-                "ᵀ": r"\textsuperscript{T}"}
+                "%": r"\%", "#": r"\#", "&": r"\&", "$": r"\$", "~": r"\textasciitilde{}"}
     return "".join(specials.get(char, char) for char in text)
 
 
@@ -141,7 +150,7 @@ def _docname(node) -> str:
 
 
 class PrintedBook(SphinxPostTransform):
-    """Renumber, move the appendices, index first uses and label figures (LaTeX only)."""
+    """Renumber, move the appendices, index first uses, float and label figures (LaTeX only)."""
 
     default_priority = 800  # after sphinx-jupyterbook-latex has made the parts (700)
     builders = ("latex",)
@@ -172,7 +181,7 @@ class PrintedBook(SphinxPostTransform):
                 sof.insert(0, _raw(r"\memunnumbered"))
                 sof.append(_raw(r"\memnumbered"))
             self._index_first_uses(sof, terms)
-            self._label_figures(sof)
+            self._float_figures(sof)
         self._move_appendices(docs, parts)
 
     @staticmethod
@@ -220,7 +229,10 @@ class PrintedBook(SphinxPostTransform):
             ref.parent.insert(ref.parent.index(ref), first_use("", index))
 
     @staticmethod
-    def _label_figures(sof) -> None:
+    def _float_figures(sof) -> None:
+        """Each figure cell (its ``figures.get`` line and its picture) in a float, [htbp],
+        labelled for the list of figures: a picture too tall for the rest of the page moves
+        to the top of the next one while the text goes on filling this one."""
         for block in list(sof.findall(nodes.literal_block)):
             ids = FIGURE_CALL.findall(block.astext())
             cell = block.parent
@@ -229,7 +241,10 @@ class PrintedBook(SphinxPostTransform):
             if not ids or cell is None:
                 continue
             labels = "".join(rf"\label{{memfig:{figure_id}}}" for figure_id in ids)
-            cell.parent.insert(cell.parent.index(cell), _raw(r"\phantomsection" + labels))
+            holder = cell.parent
+            holder.insert(holder.index(cell) + 1, _raw(r"\end{figure}"))
+            holder.insert(holder.index(cell),
+                          _raw(r"\begin{figure}[htbp]\phantomsection" + labels))
 
     @staticmethod
     def _move_appendices(docs: dict, parts: list) -> None:

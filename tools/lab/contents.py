@@ -12,6 +12,10 @@ manager supplies them when a chapter is *opened* and takes them out again when i
   that chapter's file (a click opens it in the lab, as a notebook);
 * glossary terms ``{term}`key``` resolve within the notebook: a last cell, generated,
   lists the glossary's entries for the terms the chapter uses (hover or click a term);
+* a passage written twice, ``{only} html`` for the screen and ``{only} latex`` for the
+  printed book (what the picture of a figure's default state shows, where the screen says
+  to drag), becomes a ``{div}`` of class ``memcourse-only-html`` or ``memcourse-only-latex``
+  (the renderer has no ``only``); the lab's CSS hides the printed one;
 * a substitution ``{{ name }}`` (the repository's address, a session's time) is filled in
   with what the book's extensions give it (``tools.book.take_away.address_texts`` from
   ``repository.url`` of the ``_config.yml`` beside ``book/``, ``tools.book.study_time.texts``
@@ -57,6 +61,10 @@ BADGE_BACK = re.compile(r"\{span \.bdg-([a-z]+(?:-line)?)\}`")
 # MyST renderer has no glue, so the lab shows the value's name, marked as printed by a cell
 GLUE = re.compile(r"\{glue:text\}`")
 GLUE_BACK = re.compile(r"\{span \.memcourse-glue\}`")
+# a passage for one builder (```{only} html): a div of its class in the lab, hidden by CSS
+# when it is the printed book's
+ONLY = re.compile(r"^(`{3,}|:{3,})\{only\} (html|latex)[ \t]*$", re.MULTILINE)
+ONLY_BACK = re.compile(r"^(`{3,}|:{3,})\{div\}\n:class: memcourse-only-(html|latex)$", re.MULTILINE)
 REF = re.compile(r"\{ref\}`(?:([^`<]*?)\s*<([^`<>]+)>|([^`<>]+))`")
 LINK_TITLE = "opens in the lab"
 REF_BACK = re.compile(r'\[([^\]]*)\]\(([\w.-]+\.md)#([\w-]+) "' + LINK_TITLE + r'"\)')
@@ -147,6 +155,7 @@ def to_lab(source: str, here: str, known: dict[str, str], values: dict[str, str]
         source = SUBSTITUTION.sub(lambda m: values.get(m.group(1), m.group(0)), source)
     source = BADGE.sub(r"{span .bdg-\1}`", source)
     source = GLUE.sub("{span .memcourse-glue}`", source)
+    source = ONLY.sub(r"\1{div}\n:class: memcourse-only-\2", source)
     # a role's text broken over two lines is one line for the lab's MyST parser
     source = TERM.sub(lambda m: " ".join(m.group(0).split()) if "\n" in m.group(0) else m.group(0),
                       source)
@@ -161,6 +170,7 @@ def to_book(source: str, values: dict[str, str] | None = None) -> str:
     left whole becomes its ``{{ name }}`` again)."""
     source = BADGE_BACK.sub(r"{bdg-\1}`", source)
     source = GLUE_BACK.sub("{glue:text}`", source)
+    source = ONLY_BACK.sub(r"\1{only} \2", source)
     source = REF_BACK.sub(lambda m: f"{{ref}}`{m.group(1)} <{m.group(3)}>`", source)
     for name, text in sorted((values or {}).items(), key=lambda item: -len(item[1])):
         if text:
