@@ -46,7 +46,10 @@ class ClassListError(ValueError):
 
 
 def _read_regular(path: Path) -> bytes | None:
-    """The bytes of the regular file ``path`` (None: there is none), at most ``MAX_BYTES``."""
+    """The bytes of the regular file ``path`` (None: there is none), at most ``MAX_BYTES``:
+    no link followed, the kind checked on the descriptor. memkit imports nothing of
+    tools/, so this is its own copy of ``tools.common.safe_files.read_bounded``;
+    ``tests/test_bounded_reads.py`` holds the two to the same answers on hostile files."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:

@@ -400,6 +400,7 @@ def test_a_page_keeps_its_style_sheets_and_a_notebook_its_data():
 def test_links_and_special_files_are_never_followed_or_read(tmp_path, notebook_pair):
     import socket
 
+    from tools.common import safe_files
     from tools.grading import staging, student_files
 
     source, release = notebook_pair
@@ -431,10 +432,10 @@ def test_links_and_special_files_are_never_followed_or_read(tmp_path, notebook_p
     assert "the file 'sock' is a socket" in reasons
     assert "the file 'big.bin' is over the size or count limit" in reasons
     assert staged.files == ["own.txt"]
-    with pytest.raises(student_files.Refused):
-        student_files.read_bounded(pathlib.Path("/dev/zero"), 1000)
-    with pytest.raises(student_files.Refused):
-        student_files.read_bounded(folder / "own.txt", 2)
+    with pytest.raises(safe_files.Refused):
+        safe_files.read_bounded(pathlib.Path("/dev/zero"), 1000)
+    with pytest.raises(safe_files.TooLarge):
+        safe_files.read_bounded(folder / "own.txt", 2)
 
 
 def test_a_student_or_assignment_folder_that_is_a_link_is_skipped(tmp_path):

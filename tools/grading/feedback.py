@@ -9,7 +9,7 @@ Each submission's feedback runs apart, with a time and a memory limit (``feedbac
 submission that makes nbconvert slow or hungry loses its own feedback, and only that.
 
 Depends on: ``tools.grading.outcome``, ``tools.grading.settings``,
-``tools.grading.cells``, ``tools.grading.sanitize``, ``tools.grading.student_files``,
+``tools.grading.cells``, ``tools.grading.sanitize``, ``tools.common.safe_files``,
 ``tools.grading.lateness``, ``tools.grading.warm`` (each run a fork of a warm nbgrader,
 with its limits), ``tools.grading.autograde`` (nbgrader's error read from its log).
 """
@@ -31,7 +31,7 @@ from tools.grading.cells import cell_meta, read_nb
 from tools.grading.outcome import Outcome
 from tools.grading.sanitize import clean_html, clean_notebook
 from tools.grading.settings import Settings, grader_env
-from tools.grading.student_files import read_bounded
+from tools.common.safe_files import read_bounded
 from tools.grading.warm import Warm
 
 # nbgrader's feedback preprocessors (nbgrader_config.py), its ClearHiddenTests on the test

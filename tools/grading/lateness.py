@@ -22,7 +22,7 @@
   of what is left) and returns what the report, the summary and the feedback show.
 
 Stage: beside staging (a submission's time) and judgement (its penalty). Depends on:
-``tools.grading.settings``, ``tools.grading.student_files``, ``tools.release.schedule``,
+``tools.grading.settings``, ``tools.common.safe_files``, ``tools.release.schedule``,
 ``tools.release.layout``
 (nbgrader's gradebook API and plugin interface).
 """
@@ -38,7 +38,7 @@ from pathlib import Path
 from nbgrader.plugins import BasePlugin
 from traitlets import Float, TraitError, validate
 
-from tools.grading import student_files as files
+from tools.common import safe_files as files
 from tools.release import schedule
 
 TIMESTAMP = "timestamp.txt"

@@ -47,7 +47,7 @@ or ``off``), ``MEMCOURSE_SANDBOX_MEMKIT`` (the memkit package folder),
 and ``MEMCOURSE_SANDBOX_TMP`` (where the private folders go).
 
 Stage: the kernels of nbgrader and of the probe (``tools.grading.repair``), loaded by
-name. Depends on: ``tools.grading.student_files`` (the submission's files copied into the
+name. Depends on: ``tools.grading.student_files`` and ``tools.common.safe_files`` (the submission's files copied into the
 box without following a link).
 """
 
@@ -72,7 +72,8 @@ from jupyter_client.manager import AsyncKernelManager
 from nbgrader.preprocessors import ClearHiddenTests, Execute
 from traitlets import DottedObjectName, Enum, Type
 
-from tools.grading import student_files as files
+from tools.common import safe_files as files
+from tools.grading import student_files as limits
 
 BASE_UID = 61000
 UIDS = 2000
@@ -292,12 +293,12 @@ def fill_box(box: Path, source: Path | None, uid: int | None) -> None:
     if not source or files.kind(Path(source)) != "dir":
         return
     total = 0
-    for name, what in files.entries(Path(source))[: files.MAX_FILES * 2]:
+    for name, what in files.entries(Path(source))[: limits.MAX_FILES * 2]:
         if what != "file" or name.endswith(".ipynb"):
             continue  # a link or a special file is never followed into the box
         try:
             total += files.copy_bounded(Path(source) / name, box / "work" / name,
-                                        min(files.MAX_FILE, files.MAX_FILES_TOTAL - total), uid)
+                                        min(limits.MAX_FILE, limits.MAX_FILES_TOTAL - total), uid)
         except OSError:
             continue
 
