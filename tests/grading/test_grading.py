@@ -9,6 +9,7 @@ import textwrap
 import time
 
 import nbformat
+from tools.common import nbgrader_cells
 import pytest
 
 from tools.release import assignments as course
@@ -34,7 +35,7 @@ def notebook_pair():
 
 
 def ids(nb):
-    return [c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb["cells"]]
+    return [nbgrader_cells.grade_id(c) for c in nb["cells"]]
 
 
 def without_grader_cells(nb):
@@ -114,7 +115,7 @@ def test_tampered_locked_cells_are_restored_as_released(notebook_pair, kind, rea
     assert graded == ids(release) and len(graded) == len(set(graded))  # no duplicated grade id
     released = {c["metadata"]["nbgrader"]["grade_id"]: c for c in release["cells"]}
     for cell in nb["cells"]:
-        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        gid = nbgrader_cells.grade_id(cell)
         if gid and released[gid]["metadata"]["nbgrader"].get("locked"):
             assert cell["cell_type"] == released[gid]["cell_type"]
             assert cell["source"] == "".join(released[gid]["source"])

@@ -23,6 +23,7 @@ import time
 import nbformat
 import pytest
 
+from tools.common import nbgrader_cells
 from tools.release import assignments as course
 from tools.grading import gradebook_guard, hidden, plain, recheck, sandbox
 from tools.grading import feedback, outcome, screening
@@ -409,7 +410,7 @@ def test_screening_adds_the_export_cells_the_judge_reads(tmp_path):
     tests = [
         c["metadata"]["nbgrader"]["grade_id"]
         for c in release["cells"]
-        if c["metadata"].get("nbgrader", {}).get("grade")
+        if nbgrader_cells.is_grade(c)
         and not c["metadata"]["nbgrader"].get("solution")
     ]
     assert ids[0] == "memcourse-export-def"
@@ -772,9 +773,9 @@ def _exports_of_a_run(source, split):
     for cell in source["cells"]:
         if cell["cell_type"] != "code":
             continue
-        meta = cell.get("metadata", {}).get("nbgrader", {})
+        meta = nbgrader_cells.metadata(cell)
         text = answers.answer_text(cell) if meta.get("solution") else cell_text(cell)
-        if hidden.is_test(cell):
+        if nbgrader_cells.is_test(cell):
             gid = meta["grade_id"]
             names, _ = hidden.exported_names(source, text)
             out = io.StringIO()
@@ -811,7 +812,7 @@ def test_the_grader_check_agrees_with_every_solution(path, monkeypatch):
     tests = [
         c["metadata"]["nbgrader"]["grade_id"]
         for c in source["cells"]
-        if c.get("metadata", {}).get("nbgrader", {}).get("grade")
+        if nbgrader_cells.is_grade(c)
         and not c["metadata"]["nbgrader"].get("solution")
     ]
     failing = {g: v.message for g, v in verdict.verdicts.items() if v.passed is not True}
@@ -942,7 +943,7 @@ def test_a_kernel_that_claims_results_scores_by_the_graders_check_alone(attacked
             continue  # nothing answered: not run at all
         nb = load(path)
         for cell in nb["cells"]:
-            if hidden.is_test(cell):
+            if nbgrader_cells.is_test(cell):
                 kinds = [o.get("output_type") for o in cell.get("outputs", [])]
                 assert "execute_result" not in kinds, (kind, cell.get("outputs"))
                 assert all(o.get("ename") != "Claimed" for o in cell.get("outputs", []))

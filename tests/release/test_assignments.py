@@ -20,6 +20,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import nbformat
+from tools.common import nbgrader_cells
 import pytest
 
 from support import assignment_cells as nbcells
@@ -70,7 +71,7 @@ def load(path):
 
 
 def meta(cell):
-    return cell.get("metadata", {}).get("nbgrader", {})
+    return nbgrader_cells.metadata(cell)
 
 
 def text(cell):

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools import ROOT
+from tools.common import nbgrader_cells
 from tools.book.toc import toc_parts
 
 WORDS_PER_MINUTE = 100  # mathematical prose, read with a pencil
@@ -79,9 +80,8 @@ def points(root: Path, assignment: str) -> float:
     total = 0.0
     for path in sorted((Path(root) / "exercises" / assignment).glob("*.ipynb")):
         for cell in json.loads(path.read_text()).get("cells", []):
-            meta = cell.get("metadata", {}).get("nbgrader", {}) or {}
-            if meta.get("grade"):
-                total += float(meta.get("points", 0) or 0)
+            if nbgrader_cells.is_grade(cell):
+                total += nbgrader_cells.points(cell)
     return total
 
 

@@ -13,12 +13,6 @@ import nbformat
 TRUNCATED = "... Output truncated ..."
 
 
-def cell_meta(cell: dict) -> dict:
-    meta = cell.get("metadata") if isinstance(cell, dict) else None
-    nbg = meta.get("nbgrader") if isinstance(meta, dict) else None
-    return nbg if isinstance(nbg, dict) else {}
-
-
 def cell_text(cell: dict) -> str:
     """A cell's source as one string (a list of strings joined; anything else is no text)."""
     source = cell.get("source", "") if isinstance(cell, dict) else ""

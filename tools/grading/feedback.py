@@ -9,7 +9,7 @@ Each submission's feedback runs apart, with a time and a memory limit (``feedbac
 submission that makes nbconvert slow or hungry loses its own feedback, and only that.
 
 Depends on: ``tools.grading.outcome``, ``tools.grading.settings``,
-``tools.grading.cells``, ``tools.grading.sanitize``, ``tools.common.safe_files``,
+``tools.grading.cells``, ``tools.common.nbgrader_cells``, ``tools.grading.sanitize``, ``tools.common.safe_files``,
 ``tools.grading.lateness``, ``tools.grading.warm`` (each run a fork of a warm nbgrader,
 with its limits), ``tools.grading.autograde`` (nbgrader's error read from its log).
 """
@@ -27,7 +27,8 @@ from nbgrader.utils import parse_utc
 
 from tools.grading import lateness
 from tools.grading.autograde import last_error
-from tools.grading.cells import cell_meta, read_nb
+from tools.common import nbgrader_cells
+from tools.grading.cells import read_nb
 from tools.grading.outcome import Outcome
 from tools.grading.sanitize import clean_html, clean_notebook
 from tools.grading.settings import Settings, grader_env
@@ -155,8 +156,7 @@ def feedback_copy(autograded: Path, into: Path) -> None:
             continue
         nb = clean_notebook(read_nb(item))
         for cell in nb.get("cells", []):
-            meta = cell_meta(cell)
-            if not (meta.get("grade") and not meta.get("solution")):
+            if not (nbgrader_cells.is_grade(cell) and not nbgrader_cells.is_solution(cell)):
                 continue
             kept = []
             for output in cell.get("outputs", []):

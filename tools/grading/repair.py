@@ -6,7 +6,7 @@ interrupted; ``neutralise`` replaces that cell by one that raises (the answer be
 when the cell is locked). ``python -m tools.grading.repair NOTEBOOK`` is the probe's own
 process.
 
-Depends on: ``tools.grading.limits``, ``tools.grading.screening``, ``tools.grading.cells``,
+Depends on: ``tools.grading.limits``, ``tools.grading.screening``, ``tools.grading.cells``, ``tools.common.nbgrader_cells``,
 ``tools.grading.recheck``, ``tools.release.assignments`` (and ``tools.grading.sandbox`` in the probe's process).
 """
 
@@ -22,7 +22,7 @@ import nbformat
 
 from tools.release import assignments as course
 from tools.grading import recheck
-from tools.grading.cells import cell_meta
+from tools.common import nbgrader_cells
 from tools.grading.limits import run_limited
 from tools.grading.screening import Screened
 
@@ -108,7 +108,7 @@ def neutralise(screened: Screened, index: int, why: str) -> str | None:
     target = min(index, len(cells) - 1)
     while target >= 0 and not (
         cells[target]["cell_type"] == "code"
-        and not cell_meta(cells[target]).get("locked")
+        and not nbgrader_cells.is_locked(cells[target])
         and not recheck.grader_cell(cells[target])
     ):
         target -= 1

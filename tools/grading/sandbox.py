@@ -47,7 +47,7 @@ or ``off``), ``MEMCOURSE_SANDBOX_MEMKIT`` (the memkit package folder),
 and ``MEMCOURSE_SANDBOX_TMP`` (where the private folders go).
 
 Stage: the kernels of nbgrader and of the probe (``tools.grading.repair``), loaded by
-name. Depends on: ``tools.grading.student_files`` and ``tools.common.safe_files`` (the submission's files copied into the
+name. Depends on: ``tools.common.nbgrader_cells``, ``tools.grading.student_files`` and ``tools.common.safe_files`` (the submission's files copied into the
 box without following a link).
 """
 
@@ -72,7 +72,7 @@ from jupyter_client.manager import AsyncKernelManager
 from nbgrader.preprocessors import ClearHiddenTests, Execute
 from traitlets import DottedObjectName, Enum, Type
 
-from tools.common import safe_files as files
+from tools.common import nbgrader_cells, safe_files as files
 from tools.grading import student_files as limits
 
 BASE_UID = 61000
@@ -543,8 +543,7 @@ class VisibleTests(ClearHiddenTests):
     happens to hold the marker text is the student's, left as written)."""
 
     def preprocess_cell(self, cell, resources, cell_index):
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution"):
+        if nbgrader_cells.is_test(cell):
             return super().preprocess_cell(cell, resources, cell_index)
         return cell, resources
 

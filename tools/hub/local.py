@@ -88,7 +88,7 @@ LAB_FILES = ["jupyter", "book", "tools/__init__.py", "tools/lab/__init__.py",
              "tools/lab/boxed_kernels.py", "tools/grading/sandbox.py",
              "tools/book/__init__.py", "tools/book/toc.py", "tools/book/study_time.py",
              "tools/book/take_away.py",
-             "tools/grading/student_files.py", "tools/common/safe_files.py",
+             "tools/grading/student_files.py", "tools/common/safe_files.py", "tools/common/nbgrader_cells.py",
              "tools/grading/__init__.py", "tools/grading/sanitize.py", "tools/release",
              "tools/common/__init__.py", "tools/common/text.py", "tools/common/nbgrader_cli.py",
              "tools/hub/__init__.py", "tools/hub/exchange.py", "tools/hub/shares.py"]

@@ -36,13 +36,9 @@ from pathlib import Path
 
 import nbformat
 from tools import ROOT
+from tools.common import nbgrader_cells
 from tools.common.text import shown
 
-
-
-def nbgrader_meta(cell) -> dict:
-    """A cell's nbgrader metadata ({} when it has none)."""
-    return cell.get("metadata", {}).get("nbgrader", {}) or {}
 
 
 def _title(text: str) -> str:
@@ -72,18 +68,17 @@ def questions(nb) -> list[Question]:
     found: list[Question] = []
     title = ""
     for index, cell in enumerate(nb.cells):
-        meta = nbgrader_meta(cell)
-        if cell.cell_type == "markdown" and meta.get("locked"):
+        if cell.cell_type == "markdown" and nbgrader_cells.is_locked(cell):
             title = _title(cell.source)
-        if meta.get("solution"):
-            q = Question(meta.get("grade_id", f"cell {index + 1}"), title, answer_index=index)
-            if meta.get("grade"):
+        if nbgrader_cells.is_solution(cell):
+            q = Question(nbgrader_cells.grade_id(cell) or f"cell {index + 1}", title, answer_index=index)
+            if nbgrader_cells.is_grade(cell):
                 q.written = True
-                q.points = float(meta.get("points", 0))
+                q.points = nbgrader_cells.points(cell)
             found.append(q)
-        elif meta.get("grade") and found:
+        elif nbgrader_cells.is_grade(cell) and found:
             found[-1].test_indices.append(index)
-            found[-1].points += float(meta.get("points", 0))
+            found[-1].points += nbgrader_cells.points(cell)
     return found
 
 
@@ -91,7 +86,7 @@ def unchanged(cell) -> bool:
     """True if an answer cell is still as released (nbgrader's checksum says so)."""
     from nbgrader.utils import compute_checksum
 
-    checksum = nbgrader_meta(cell).get("checksum")
+    checksum = nbgrader_cells.metadata(cell).get("checksum")
     return bool(checksum) and checksum == compute_checksum(cell)
 
 
@@ -132,13 +127,9 @@ def _changed_locked(nb) -> list[str]:
 
     changed = []
     for cell in nb.cells:
-        meta = nbgrader_meta(cell)
-        if (
-            meta.get("locked")
-            and meta.get("checksum")
-            and meta["checksum"] != compute_checksum(cell)
-        ):
-            changed.append(meta.get("grade_id", "?"))
+        checksum = nbgrader_cells.metadata(cell).get("checksum")
+        if nbgrader_cells.is_locked(cell) and checksum and checksum != compute_checksum(cell):
+            changed.append(nbgrader_cells.grade_id(cell) or "?")
     return changed
 
 

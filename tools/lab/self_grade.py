@@ -43,8 +43,9 @@ from pathlib import Path
 
 import nbformat
 from tools import ROOT
+from tools.common import nbgrader_cells
 from tools.common.text import shown
-from tools.lab.check import (NOT_ATTEMPTED, cell_error, nbgrader_meta, questions, unchanged,
+from tools.lab.check import (NOT_ATTEMPTED, cell_error, questions, unchanged,
                              whose_numbers)
 from tools.release.layout import ASSIGNMENT, RELEASE, SOURCE
 
@@ -160,8 +161,8 @@ def _messages(autograded: Path) -> dict[str, str]:
     found = {}
     for cell in nbformat.read(autograded, as_version=4).cells:
         error = cell_error(cell)
-        if nbgrader_meta(cell).get("grade_id") and error:
-            found[nbgrader_meta(cell)["grade_id"]] = f"{error[0]}: {error[1]}".rstrip(": ")[:300]
+        if nbgrader_cells.grade_id(cell) and error:
+            found[nbgrader_cells.grade_id(cell)] = f"{error[0]}: {error[1]}".rstrip(": ")[:300]
     return found
 
 
@@ -217,7 +218,7 @@ def grade(notebook: Path, student: str, root: Path = ROOT, keep_in: Path | None 
         results, wrong = [], set()
         for q in asked:
             ids = ([q.answer_id] if q.written else []) + [
-                nbgrader_meta(handed_in.cells[i]).get("grade_id", "") for i in q.test_indices]
+                nbgrader_cells.grade_id(handed_in.cells[i]) or "" for i in q.test_indices]
             scored = [scores[i] for i in ids if i in scores]
             waiting = q.written or any(s is None for s, _ in scored)
             attempted = not unchanged(handed_in.cells[q.answer_index])
