@@ -21,7 +21,7 @@ The student id (``student``) is the first found of
 2. ``JUPYTERHUB_USER``: the hub user on the course's JupyterHub, which is the student id
    nbgrader's exchange files the submission under;
 3. the id file (``id_file``: ``~/.config/memcourse/student-id``), written once by
-   ``make check ID=alice`` (``tools.lab.check``) for self-study;
+   ``make check ID=alice`` (``tools.lab.notebook_check``) for self-study;
 4. ``DEFAULT_ID``, ``"self-study"``.
 
 A student who sets another id gets another student's questions: the grader grades a

@@ -14,7 +14,7 @@ import pytest
 
 from tools.release import assignments as course
 from tools.grading import recheck
-from tools.grading import collect, limits, repair, sandbox, screening
+from tools.grading import collect, process_limits, repair, sandbox, screening
 from tools.grading.settings import Settings
 from tools.grading.simulate import answers, trouble
 
@@ -222,7 +222,7 @@ def test_run_limited_kills_a_process_tree_that_ignores_signals(tmp_path):
     )
     log = tmp_path / "log.txt"
     started = time.monotonic()
-    rc = limits.run_limited([sys.executable, str(script)], tmp_path, 3, log)
+    rc = process_limits.run_limited([sys.executable, str(script)], tmp_path, 3, log)
     assert rc is None and time.monotonic() - started < 30
     child = int(log.read_text().split()[0])
     time.sleep(0.5)
@@ -241,7 +241,7 @@ def alive(pid):
 
 def test_run_limited_returns_the_exit_code(tmp_path):
     assert (
-        limits.run_limited(
+        process_limits.run_limited(
             [sys.executable, "-c", "raise SystemExit(3)"], tmp_path, 60, tmp_path / "log"
         )
         == 3
@@ -249,7 +249,7 @@ def test_run_limited_returns_the_exit_code(tmp_path):
 
 
 def test_memory_limit_turns_a_memory_hog_into_an_error(tmp_path):
-    rc = limits.run_limited(
+    rc = process_limits.run_limited(
         [sys.executable, "-c", "b = bytearray(3 * 1024**3)"],
         tmp_path,
         60,
@@ -309,7 +309,7 @@ def test_makefile_has_the_assignment_verbs():
         capture_output=True,
         text=True,
     ).stdout
-    assert "tools.lab.check exercises/session-3/exit-test.ipynb" in dry
+    assert "tools.lab.notebook_check exercises/session-3/exit-test.ipynb" in dry
 
 
 def test_submissions_are_found_and_odd_folders_left_out(tmp_path):

@@ -21,7 +21,7 @@ import pytest
 
 from memkit import variants
 from tools.lab import self_grade, validate
-from tools.lab.check import FORMAT_OK, check
+from tools.lab.notebook_check import FORMAT_OK, check
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SESSION, NAME = "session-1", "exit-test.ipynb"

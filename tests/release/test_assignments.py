@@ -27,7 +27,7 @@ from support import assignment_cells as nbcells
 from memkit import class_list
 from tools.release import assignments as course
 from tools.release import layout
-from tools.lab import check as checker
+from tools.lab import notebook_check as checker
 from tools.release import session_pages
 from tools.grading import collect
 from tools.grading.settings import Settings

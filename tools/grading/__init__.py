@@ -28,7 +28,7 @@ this list (``tests/test_import_graph.py`` checks it):
 ``lateness``                when a submission was handed in and due (schedule.yml), the
                             late penalty (nbgrader's LateSubmissionPlugin: FractionPerDay)
 ``staging``                 a submission's screened notebooks written for nbgrader
-``limits``                  a process run with wall-clock and memory limits, tree killed
+``process_limits``          a process run with wall-clock and memory limits, tree killed
 ``sandbox``                 every kernel in a bubblewrap box of its own (nbgrader's
                             kernel manager and execute preprocessor)
 ``repair``                  the probe (where a run stops) and the cell replaced

@@ -1,12 +1,12 @@
 """Stage 4, repair: find the cell that stops a notebook run and replace it.
 
 ``probe`` runs a notebook cell by cell (in the sandbox, with the limits of
-``tools.grading.limits``) and says where its kernel died or a cell could not be
+``tools.grading.process_limits``) and says where its kernel died or a cell could not be
 interrupted; ``neutralise`` replaces that cell by one that raises (the answer before it
 when the cell is locked). ``python -m tools.grading.repair NOTEBOOK`` is the probe's own
 process.
 
-Depends on: ``tools.grading.limits``, ``tools.grading.screening``, ``tools.grading.cells``, ``tools.common.nbgrader_cells``,
+Depends on: ``tools.grading.process_limits``, ``tools.grading.screening``, ``tools.grading.cells``, ``tools.common.nbgrader_cells``,
 ``tools.grading.recheck``, ``tools.release.assignments`` (and ``tools.grading.sandbox`` in the probe's process).
 """
 
@@ -23,7 +23,7 @@ import nbformat
 from tools.release import assignments as course
 from tools.grading import recheck
 from tools.common import nbgrader_cells
-from tools.grading.limits import run_limited
+from tools.grading.process_limits import run_limited
 from tools.grading.screening import Screened
 
 def probe_main(path: Path, cell_timeout: int) -> int:

@@ -12,7 +12,7 @@ when it ends (a negative rc: killed by that signal).
 
 Stage: the running of nbgrader (``tools.grading.autograde``). Depends on:
 ``tools.release.assignments`` (nbgrader's environment, the imports it skips),
-``tools.grading.limits`` (an address-space limit, killing a tree); ``tools.grading.sandbox`` is
+``tools.grading.process_limits`` (an address-space limit, killing a tree); ``tools.grading.sandbox`` is
 imported in the warm process (nbgrader's preprocessor).
 """
 
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from tools import ROOT
-from tools.grading.limits import kill_tree, limits
+from tools.grading.process_limits import kill_tree, limits
 from tools.release import assignments as course
 
 

@@ -21,7 +21,7 @@ grader checks the answers against that id's numbers. Where bubblewrap does not e
 on their machine), and the report says so. A class on a hub is graded by its instructor;
 this is for checking oneself.
 
-Depends on: ``tools.lab.check`` (the questions of a notebook, as released and answered;
+Depends on: ``tools.lab.notebook_check`` (the questions of a notebook, as released and answered;
 whose numbers), ``tools.grading.sandbox`` (whether its sandbox can run here),
 ``tools.grading.gradebook`` (the gradebook read), ``tools.release.layout`` (where the
 assignments live), ``tools.common.text`` (what a notebook says, printed with its control
@@ -45,7 +45,7 @@ import nbformat
 from tools import ROOT
 from tools.common import nbgrader_cells
 from tools.common.text import shown
-from tools.lab.check import (NOT_ATTEMPTED, cell_error, questions, unchanged,
+from tools.lab.notebook_check import (NOT_ATTEMPTED, cell_error, questions, unchanged,
                              whose_numbers)
 from tools.release.layout import ASSIGNMENT, RELEASE, SOURCE
 

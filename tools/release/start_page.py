@@ -25,7 +25,7 @@ from tools.release import layout, schedule
 from tools.release.session_pages import FRONT_MATTER, TITLES  # the book's MyST notebook header
 
 FILE = "start.md"
-SCORES_PATH = "/hub/user-redirect/memcourse/scores"  # the student's own server (tools.lab.scores)
+SCORES_PATH = "/hub/user-redirect/memcourse/scores"  # the student's own server (tools.lab.scores_page)
 SESSION = re.compile(r"^Session (\d+)\s*·\s*(.+)$")
 
 

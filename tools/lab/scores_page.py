@@ -253,7 +253,7 @@ class ScoresHandler(JupyterHandler):
 
 
 def _jupyter_server_extension_points():
-    return [{"module": "tools.lab.scores"}]
+    return [{"module": "tools.lab.scores_page"}]
 
 
 def _load_jupyter_server_extension(serverapp) -> None:

@@ -1,6 +1,6 @@
 """Check your answers: run the visible tests of your notebooks, question by question.
 
-    python -m tools.lab.check [NOTEBOOK ...]        (make check NB=exercises/session-3/exit-test.ipynb)
+    python -m tools.lab.notebook_check [NOTEBOOK ...]        (make check NB=exercises/session-3/exit-test.ipynb)
 
 runs each notebook top to bottom in a fresh kernel (its own folder as working
 directory) and prints, per question, *format ok* with what the visible test checked (the
@@ -14,7 +14,7 @@ Where the course's solutions/ folder is present (a clone, not the course on a hu
 right or wrong per question (``tools.lab.self_grade``, which reads notebooks with the
 helpers here); the lab's Validate button says what this module says (``tools.lab.validate``).
 
-    python -m tools.lab.check --id alice           (make check ID=alice)
+    python -m tools.lab.notebook_check --id alice           (make check ID=alice)
 
 sets your student id once (issue 30): the exit tests draw your own numbers from it
 (``memkit.variants``). Set the id your instructor files your work under (the folder name
@@ -283,7 +283,7 @@ def set_id(value: str | None, forget: bool) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tools.lab.check",
+        prog="python -m tools.lab.notebook_check",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
