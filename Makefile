@@ -141,7 +141,7 @@ calibrate: $(STAMP)
 # JOBS= workers of the local Dask cluster (default one per core), SCHEDULER= the address
 # of an existing Dask cluster instead (tcp://host:8786; the gradebook must then be a
 # PostgreSQL server, MEMCOURSE_DB_URL), GRADE_ARGS= more options (python -m tools.grading -h).
-# Every kernel runs in a bubblewrap sandbox (tools/grading/sandbox.py; README, "Grading safely").
+# Every kernel runs in a bubblewrap sandbox (tools/grading/box.py; README, "Grading safely").
 grade: $(STAMP)
 	$(BIN)/python -m tools.grading $(ASSIGNMENTS) \
 	  $(if $(SUBMITTED),--submitted $(SUBMITTED)) $(if $(ZIP),--zip $(ZIP)) \

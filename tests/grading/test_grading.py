@@ -14,7 +14,7 @@ import pytest
 
 from tools.release import assignments as course
 from tools.grading import recheck
-from tools.grading import collect, process_limits, repair, sandbox, screening
+from tools.grading import collect, preprocessors, process_limits, repair, screening
 from tools.grading.settings import Settings
 from tools.grading.simulate import answers, trouble
 
@@ -73,9 +73,9 @@ def test_the_kernel_gets_no_hidden_test_and_no_expected_value(notebook_pair):
     hidden_lines = {line for line in secret - public if course._meaningful(line)}
     assert hidden_lines and not [line for line in hidden_lines if line in kernel]
     # what nbgrader puts back from the gradebook is cut at the marker before the kernel runs
-    assert json.loads(sandbox.sanitize_preprocessors())[4].endswith("VisibleTests")
-    assert issubclass(sandbox.VisibleTests, __import__("nbgrader").preprocessors.ClearHiddenTests)
-    assert json.loads(sandbox.sanitize_preprocessors())[3].endswith("OverwriteCells")
+    assert json.loads(preprocessors.sanitize_preprocessors())[4].endswith("VisibleTests")
+    assert issubclass(preprocessors.VisibleTests, __import__("nbgrader").preprocessors.ClearHiddenTests)
+    assert json.loads(preprocessors.sanitize_preprocessors())[3].endswith("OverwriteCells")
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,7 @@
 4. **Scores and reasons** come from the gradebook, and from the autograded notebooks
    for cells that overran or printed without end.
 
-Every kernel (nbgrader's and the probe's) runs in a sandbox (``tools.grading.sandbox``: a
+Every kernel (nbgrader's and the probe's) runs in a sandbox (``tools.grading.box``: a
 private folder, the environment read-only, no course root, no secrets, no network, its
 own PID namespace and, as root, its own unprivileged user). Screening adds, before each
 test cell, a cell that prints the answers the test reads as plain data, and after it one
@@ -174,9 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     if refused:
         parser.error(refused)
     if settings.sandbox == "bwrap":
-        from tools.grading import sandbox
+        from tools.grading.box import unusable
 
-        problem = sandbox.unusable()
+        problem = unusable()
         if problem:
             parser.error(problem)
     archive_notes = collect_zips(settings, [z.resolve() for z in args.zip], which) if args.zip else {}

@@ -36,11 +36,11 @@ from tools.common.safe_files import read_bounded
 from tools.grading.warm import Warm
 
 # nbgrader's feedback preprocessors (nbgrader_config.py), its ClearHiddenTests on the test
-# cells only (tools.grading.sandbox.VisibleTests): a student's cell that holds the marker
+# cells only (tools.grading.preprocessors.VisibleTests): a student's cell that holds the marker
 # text must not stop the feedback
 PREPROCESSORS = json.dumps([
     "nbgrader.preprocessors.GetGrades",
-    "tools.grading.sandbox.VisibleTests",
+    "tools.grading.preprocessors.VisibleTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ])
 

@@ -3,7 +3,7 @@
 nbgrader's own format stays (``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS`` in
 the test cells of ``solutions/``), but the hidden part never reaches the student's kernel:
 an input transformer there sees every cell it runs. The kernel runs the visible part
-only (``tools.grading.sandbox.sanitize_preprocessors``: nbgrader's ``ClearHiddenTests``
+only (``tools.grading.preprocessors.sanitize_preprocessors``: nbgrader's ``ClearHiddenTests``
 after ``OverwriteCells``), and the grader runs the whole test cell again in its own
 process (``tools.grading.recheck``), on the student's values exported as plain data
 (``tools.grading.plain``). What a test needs of the student's *functions* is their

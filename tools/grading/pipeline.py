@@ -10,7 +10,7 @@ Depends on: ``tools.grading.cluster``, ``tools.grading.collect``, ``tools.gradin
 ``tools.grading.cells``, ``tools.grading.gradebook``, ``tools.grading.gradebook_guard``,
 ``tools.grading.hidden`` (the calls of the hidden tests, found once per notebook),
 ``tools.grading.lateness`` (the due dates), ``tools.release.assignments``,
-``tools.release.schedule`` (``tools.grading.sandbox`` to check it can run).
+``tools.release.schedule`` (``tools.grading.box`` to check it can run).
 """
 
 from __future__ import annotations
@@ -93,9 +93,9 @@ def grade_class(
     submissions; those of no student graded here get a report line of their own.
     """
     if settings.sandbox != "off":
-        from tools.grading import sandbox
+        from tools.grading.box import unusable
 
-        problem = sandbox.unusable()
+        problem = unusable()
         if problem:
             raise SystemExit(problem)
     with gradebook.exclusive(settings.db_url):  # the first grader creates the tables
@@ -188,9 +188,9 @@ def grade_class(
         try:
             cluster.grade(settings, runnable, jobs, isolate, report, scheduler, progress)
         finally:
-            from tools.grading import sandbox
+            from tools.grading.box import remove_boxes
 
-            sandbox.remove_boxes(settings.boxes)
+            remove_boxes(settings.boxes)
         if own_work:
             settings.work = None
         settings.boxes = None

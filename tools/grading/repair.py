@@ -7,7 +7,7 @@ when the cell is locked). ``python -m tools.grading.repair NOTEBOOK`` is the pro
 process.
 
 Depends on: ``tools.grading.process_limits``, ``tools.grading.screening``, ``tools.grading.cells``, ``tools.common.nbgrader_cells``,
-``tools.grading.recheck``, ``tools.release.assignments`` (and ``tools.grading.sandbox`` in the probe's process).
+``tools.grading.recheck``, ``tools.release.assignments`` (and ``tools.grading.kernels`` in the probe's process).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def probe_main(path: Path, cell_timeout: int) -> int:
         shutdown_kernel="immediate",
     )
     if os.environ.get("MEMCOURSE_SANDBOX", "bwrap") != "off":
-        from tools.grading.sandbox import SandboxKernelManager
+        from tools.grading.kernels import SandboxKernelManager
 
         client.kernel_manager_class = SandboxKernelManager
     try:

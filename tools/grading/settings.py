@@ -24,7 +24,7 @@ class Settings:
     wall: float | None = None  # seconds per submission; None: ``submission_limit``
     memory_mb: int = 4096
     work: Path | None = None  # staging area (a temporary directory by default)
-    sandbox: str = "bwrap"  # "bwrap": every kernel in the sandbox (tools.grading.sandbox); "off"
+    sandbox: str = "bwrap"  # "bwrap": every kernel in the sandbox (tools.grading.box); "off"
     ledger: dict = field(default_factory=dict)  # the gradebook rows as the grader left them
     boxes: Path | None = None  # where the sandboxes' private folders go (removed at the end)
     seats: dict = field(default_factory=dict)  # {student id: seat} (memkit.class_list)

@@ -12,7 +12,7 @@ when it ends (a negative rc: killed by that signal).
 
 Stage: the running of nbgrader (``tools.grading.autograde``). Depends on:
 ``tools.release.assignments`` (nbgrader's environment, the imports it skips),
-``tools.grading.process_limits`` (an address-space limit, killing a tree); ``tools.grading.sandbox`` is
+``tools.grading.process_limits`` (an address-space limit, killing a tree); ``tools.grading.preprocessors`` is
 imported in the warm process (nbgrader's preprocessor).
 """
 
@@ -38,7 +38,7 @@ def serve() -> None:
     course.skip_slow_imports()
     from nbgrader.apps.nbgraderapp import main  # the import each run would pay
 
-    import tools.grading.sandbox  # noqa: F401 - the preprocessor nbgrader loads by name
+    import tools.grading.preprocessors  # noqa: F401 - the preprocessors nbgrader loads by name
 
     replies = os.dup(1)
     quiet = os.open(os.devnull, os.O_RDWR)

@@ -85,7 +85,7 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 LAB_FILES = ["jupyter", "book", "tools/__init__.py", "tools/lab/__init__.py",
              "tools/lab/launch.py", "tools/lab/contents.py", "tools/lab/student_work.py",
              "tools/lab/scores_page.py", "tools/lab/notebook_check.py", "tools/lab/validate.py",
-             "tools/lab/boxed_kernels.py", "tools/grading/sandbox.py",
+             "tools/lab/boxed_kernels.py", "tools/grading/box.py", "tools/grading/kernels.py",
              "tools/book/__init__.py", "tools/book/toc.py", "tools/book/study_time.py",
              "tools/book/take_away.py",
              "tools/grading/student_files.py", "tools/common/safe_files.py", "tools/common/nbgrader_cells.py",

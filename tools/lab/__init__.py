@@ -25,7 +25,7 @@ In the order a student meets them:
 
 Each module imports only the ones above it, and of another package of ``tools`` only the
 grader's sanitizer (``student_work`` imports ``tools.grading.sanitize``: one sanitizer),
-sandbox check and box (``boxed_kernels``: ``tools.grading.sandbox``), and, for
+sandbox check and box (``boxed_kernels``: ``tools.grading.kernels``), and, for
 ``self_grade``, which runs the grader, its sandbox check, its gradebook and the
 assignments' layout (``tools.release.layout``), and, for ``contents``, the texts the book's
 extensions fill its substitutions with (``tools.book.study_time``, ``tools.book.take_away``),

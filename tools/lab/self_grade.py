@@ -22,7 +22,7 @@ on their machine), and the report says so. A class on a hub is graded by its ins
 this is for checking oneself.
 
 Depends on: ``tools.lab.notebook_check`` (the questions of a notebook, as released and answered;
-whose numbers), ``tools.grading.sandbox`` (whether its sandbox can run here),
+whose numbers), ``tools.grading.box`` (whether its sandbox can run here),
 ``tools.grading.gradebook`` (the gradebook read), ``tools.release.layout`` (where the
 assignments live), ``tools.common.text`` (what a notebook says, printed with its control
 characters escaped); ``tools.grading`` itself runs as a command.
@@ -113,9 +113,9 @@ def sandbox_here() -> str:
     grader's message when it cannot run), ``off`` where bubblewrap does not exist."""
     if platform.system() != "Linux":
         return "off"
-    from tools.grading import sandbox
+    from tools.grading.box import unusable
 
-    problem = sandbox.unusable()
+    problem = unusable()
     if problem:
         raise CannotGrade(problem)
     return "bwrap"
