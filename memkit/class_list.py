@@ -1,4 +1,4 @@
-"""The class list: each student's seat, which balances the letters of the keys (issue 30).
+"""The class list: each student's seat, which balances the letters of the keys.
 
 ``class-list.csv`` in the course's folder (beside ``nbgrader_config.py``), written by the
 instructor or by ``make class-list ADD="alice bob"`` (``python -m memkit.class_list add``),

@@ -1,7 +1,7 @@
 """Each student's own numbers: the parameters of an assignment drawn from the student's id.
 
 Every number an assignment asks for is computed by code, so every student can be asked it
-for numbers of their own (issue 30): the set-up cell of an exit test draws the data of its
+for numbers of their own: the set-up cell of an exit test draws the data of its
 questions with a ``Numbers`` for the notebook and prints them ("your numbers"), and the
 multiple-choice questions show their options in an order, with letters, of the student's
 own (``Numbers.options``). Sharing ``q3 = 1e8`` then gives a classmate nothing: the grader

@@ -14,8 +14,6 @@ each rounded up to ``STEP`` minutes. As a Sphinx extension it gives the pages My
 substitutions: ``{{ session_time_N }}`` (a session's line, on the session page that
 ``tools.release.session_pages`` writes) and ``{{ study_times }}`` (every session's time,
 a table in Chapter 0), so the times follow every edit of the material.
-
-Depends on: ``tools.book.toc`` (the sessions' parts).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Stage 3, autograding: nbgrader run on staged submissions, with limits and repair.
+"""Autograding: nbgrader run on staged submissions, with limits and repair.
 
 ``grade_batch`` grades several submissions in one nbgrader process (a time limit per
 cell, a wall-clock limit after which the process tree is killed) and returns those it
@@ -6,10 +6,6 @@ failed on; ``grade_isolated`` grades one submission in its own process and, when
 nbgrader fails on it, probes and repairs it (``tools.grading.repair``) and grades it
 again. These are the tasks the workers of the cluster run (``tools.grading.cluster``). Each
 nbgrader process is a fork of the worker's warm nbgrader (``tools.grading.warm``).
-
-Depends on: ``tools.grading.judgement``, ``tools.grading.repair``,
-``tools.grading.warm``, ``tools.grading.staging``, ``tools.grading.outcome``,
-``tools.grading.settings``, ``tools.grading.preprocessors``.
 """
 
 from __future__ import annotations

@@ -39,9 +39,7 @@ and ``MEMCOURSE_SANDBOX_TMP`` (where the private folders go).
 private folder's life (``remove_boxes`` what a killed kernel left behind); ``unusable``
 says why the sandbox cannot run here.
 
-Stage: the box of nbgrader's and the probe's kernels. Depends on:
-``tools.common.safe_files`` (the submission's files copied into the box without following
-a link) within the limits of ``tools.grading.student_files``.
+Stage: the box of nbgrader's and the probe's kernels.
 """
 
 from __future__ import annotations

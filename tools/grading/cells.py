@@ -1,6 +1,6 @@
 """Notebook cells as data: the helpers every stage of grading reads notebooks with.
 
-Stage: none (the bottom layer). Depends on nbformat only.
+Stage: none (the bottom layer).
 """
 
 from __future__ import annotations

@@ -48,14 +48,7 @@ course's class list (``class-list.csv``, ``memkit.class_list``) is graded with t
 which sets the order of their options. The statuses are
 ``STATUSES``; folders whose name cannot be a student id are ``skipped``, with the reason.
 
-Stage: the command line (``python -m tools.grading``, ``make grade``). Depends on:
-``tools.grading.pipeline``, ``tools.grading.collect``, ``tools.grading.feedback``,
-``tools.grading.report``, ``tools.grading.settings``, ``tools.grading.cluster``,
-``tools.grading.gradebook``, ``tools.grading.gradebook_guard``, ``tools.grading.lms`` (the
-LMS's import CSV), ``tools.grading.similarity`` (the pairs of alike answers),
-``tools.grading.item_analysis`` (how each question behaved),
-``tools.release.assignments``, ``memkit.class_list`` (each student's seat),
-``tools.common.text`` (what a student named, printed with its control characters escaped).
+Stage: the command line (``python -m tools.grading``, ``make grade``).
 """
 
 from __future__ import annotations

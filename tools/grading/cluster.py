@@ -31,11 +31,6 @@ namespace of their own, cannot reach it (nor the gradebook server).
 
 The local workers are new Python processes (multiprocessing's spawn): a script that
 calls ``tools.grading.pipeline.grade_class`` must start from ``if __name__ == "__main__":``.
-
-Depends on: ``tools.grading.autograde``, ``tools.grading.judgement``,
-``tools.grading.outcome``, ``tools.grading.gradebook``, ``tools.grading.lateness`` (an
-outcome's lateness sent as plain data) (and ``tools.grading.box`` to check a
-worker); ``tools.grading.pipeline`` is its only user.
 """
 
 from __future__ import annotations

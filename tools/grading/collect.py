@@ -10,10 +10,7 @@ student, and the class is graded. ``submissions`` lists the (assignment, student
 folders that cannot be graded, with ``odd_id_reason`` saying why: a student or
 assignment folder that is a symbolic link is not followed.
 
-Stage: before screening. Depends on: ``tools.grading.settings``,
-``tools.grading.student_files``, ``tools.common.safe_files``, ``tools.release.assignments``, ``tools.release.layout``
-(an assignment folder's name), ``tools.common.text`` (a member's name quoted, like
-reasons counted).
+Stage: before screening.
 """
 
 from __future__ import annotations

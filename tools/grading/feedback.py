@@ -1,4 +1,4 @@
-"""Stage 6, feedback: the HTML feedback of every graded submission (``nbgrader
+"""Feedback: the HTML feedback of every graded submission (``nbgrader
 generate_feedback``), without the hidden tests, a test cell showing its own message only,
 every page cleaned (``tools.grading.sanitize``: nothing a student wrote runs in the
 reader's browser, and the page reads the same without JavaScript). A late submission's
@@ -7,11 +7,6 @@ pages say when it was handed in and due, how late, and what that cost
 
 Each submission's feedback runs apart, with a time and a memory limit (``feedback``): one
 submission that makes nbconvert slow or hungry loses its own feedback, and only that.
-
-Depends on: ``tools.grading.outcome``, ``tools.grading.settings``,
-``tools.grading.cells``, ``tools.common.nbgrader_cells``, ``tools.grading.sanitize``, ``tools.common.safe_files``,
-``tools.grading.lateness``, ``tools.grading.warm`` (each run a fork of a warm nbgrader,
-with its limits), ``tools.grading.autograde`` (nbgrader's error read from its log).
 """
 
 from __future__ import annotations

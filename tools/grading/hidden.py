@@ -22,13 +22,12 @@ markers that do not pair, a call whose arguments are not plain data or read the
 student's answers, a solution that fails its own test. ``CONTRIBUTING.md`` says how
 hidden tests are written for it.
 
-Each student draws their own numbers (issue 30, ``memkit.variants``): the run is made for
+Each student draws their own numbers (``memkit.variants``): the run is made for
 two students (``CHECK_IDS``), and a test whose calls differ between them is a problem, since
 the calls are found once for the class. The hidden tests may import the solutions' reference
 code (``answer_key.py`` beside the notebook, never released); the run finds it there.
 
-Stage: none (the split, used by screening and the re-check). Depends on:
-``tools.grading.plain``, ``tools.grading.cells``, ``tools.common.nbgrader_cells``.
+Stage: none (the split, used by screening and the re-check).
 """
 
 from __future__ import annotations
@@ -418,7 +417,7 @@ def discover(source_nb: dict) -> Split:
     return split
 
 
-# Two students the grader's own run of the solutions is made for (issue 30): each student
+# Two students the grader's own run of the solutions is made for: each student
 # draws their own numbers (memkit.variants), while the calls a test makes to the student's
 # functions must not depend on them, since they are found once for the whole class.
 CHECK_IDS = ("grader-check-1", "grader-check-2")

@@ -1,4 +1,4 @@
-"""Stage 5, scores and reasons: what a submission scored once nbgrader is done with it.
+"""Scores and reasons: what a submission scored once nbgrader is done with it.
 
 Scores come from the gradebook (``scores``; ``record_zero`` for a submission nothing could
 run); reasons from the autograded notebooks (cells that overran or printed without end,
@@ -6,13 +6,6 @@ run); reasons from the autograded notebooks (cells that overran or printed witho
 (``apply_judgement``, ``tools.grading.recheck``), never from what the kernel attached to it.
 ``finish`` puts it together as an ``Outcome`` with its status, and the late penalty of the
 score that is left (``tools.grading.lateness.settle``).
-
-Depends on: ``tools.grading.outcome``, ``tools.grading.staging``,
-``tools.grading.settings``, ``tools.grading.cells``, ``tools.common.nbgrader_cells``, ``tools.grading.recheck``, ``tools.grading.hidden``,
-``tools.grading.gradebook``, ``tools.grading.sanitize`` (the autograded notebooks cleaned),
-``tools.grading.lateness``, ``tools.release.layout`` (where the solutions' reference code is),
-``tools.common.text`` (like reasons counted past the first few),
-``tools.grading.item_analysis`` (the letters of the multiple-choice answers, kept for it).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ is ready as soon as both channels are shown to work (``SandboxKernelClient``), a
 is killed once its notebook has run, and its end is seen within 10 ms.
 
 Stage: the kernels of nbgrader and of the probe (``tools.grading.repair``), loaded by
-name. Depends on: ``tools.grading.box``.
+name.
 """
 
 from __future__ import annotations

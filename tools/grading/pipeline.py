@@ -4,13 +4,6 @@ It records the assignments in the gradebook (``prepare_gradebook``), screens and
 every submission here, scores those with nothing to run, and hands the others to the
 workers of a Dask cluster (``tools.grading.cluster``, which runs ``tools.grading.autograde``);
 each outcome's gradebook rows are recorded for the final check (``tools.grading.gradebook_guard``).
-
-Depends on: ``tools.grading.cluster``, ``tools.grading.collect``, ``tools.grading.staging``,
-``tools.grading.judgement``, ``tools.grading.outcome``, ``tools.grading.settings``,
-``tools.grading.cells``, ``tools.grading.gradebook``, ``tools.grading.gradebook_guard``,
-``tools.grading.hidden`` (the calls of the hidden tests, found once per notebook),
-``tools.grading.lateness`` (the due dates), ``tools.release.assignments``,
-``tools.release.schedule`` (``tools.grading.box`` to check it can run).
 """
 
 from __future__ import annotations

@@ -7,8 +7,7 @@ ahead (``tools.grading.kernels``; ``MEMCOURSE_SANDBOX=off``: nbgrader's own kern
 ``sanitize_preprocessors`` and ``autograde_preprocessors`` are the values of nbgrader's
 ``--Autograde.sanitize_preprocessors`` and ``--Autograde.autograde_preprocessors``.
 
-Stage: autograding (nbgrader loads these by name). Depends on: ``tools.grading.kernels``,
-``tools.common.nbgrader_cells``.
+Stage: autograding (nbgrader loads these by name).
 """
 
 from __future__ import annotations

@@ -29,7 +29,6 @@ The kernel can still print whatever it likes in place of its answers; that only 
 amounts to answering.
 
 Stage: the re-check, used by screening (the export cells) and judgement (the verdict).
-Depends on: ``tools.grading.hidden``, ``tools.grading.plain``, ``tools.grading.cells``, ``tools.common.nbgrader_cells``.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
-"""Stage 4, repair: find the cell that stops a notebook run and replace it.
+"""Repair: find the cell that stops a notebook run and replace it.
 
 ``probe`` runs a notebook cell by cell (in the sandbox, with the limits of
 ``tools.grading.process_limits``) and says where its kernel died or a cell could not be
 interrupted; ``neutralise`` replaces that cell by one that raises (the answer before it
 when the cell is locked). ``python -m tools.grading.repair NOTEBOOK`` is the probe's own
 process.
-
-Depends on: ``tools.grading.process_limits``, ``tools.grading.screening``, ``tools.grading.cells``, ``tools.common.nbgrader_cells``,
-``tools.grading.recheck``, ``tools.release.assignments`` (and ``tools.grading.kernels`` in the probe's process).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Stage 1, screening: a submitted notebook checked against its source before nbgrader sees it.
+"""Screening: a submitted notebook checked against its source before nbgrader sees it.
 
 The rules: a file that is not a notebook is rejected (scored 0): not JSON, nested too
 deep, not a dict with a list of cells, an old format with a field of the wrong type;
@@ -10,12 +10,6 @@ keeps its visible part only (the release's) and gets the grader's export cell be
 (``tools.grading.recheck``: the answers the whole test reads and the results of the
 student's functions on the test's inputs, printed as plain data). Every change is given
 as a reason.
-
-Depends on: ``tools.grading.cells``, ``tools.common.nbgrader_cells``, ``tools.grading.hidden``, ``tools.grading.recheck``,
-``tools.release.schedule`` (a header that differs only in its due line is not an edit),
-``tools.common.text`` (a grade id the student chose is quoted; like reasons counted),
-``tools.grading.sanitize`` (a markdown or raw cell longer than a page shows is trimmed
-here, with a note: neither nbgrader nor the feedback handles more).
 """
 
 from __future__ import annotations

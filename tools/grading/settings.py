@@ -1,7 +1,6 @@
 """The settings of one grading run, and the environment nbgrader's processes get.
 
-Stage: none (shared by every stage below the pipeline). Depends on nothing of the course
-(``tools.ROOT``, the folder nbgrader's processes import tools from) but memkit's location (for the sandbox).
+Stage: none (shared by every stage below the pipeline).
 """
 
 from __future__ import annotations

@@ -34,8 +34,6 @@ marked (up to ``SHOWN_CHARS`` characters a side), and the class's median. It sho
 (``tools.grading.sanitize.clean_html``) as every page the grader writes: nothing in it runs.
 
 Stage: after the feedback, before the export (``cli`` lists the pages in the summary).
-Depends on: ``tools.grading.cells``, ``tools.common.nbgrader_cells``, ``tools.grading.sanitize``, ``tools.grading.outcome``,
-``tools.grading.settings`` (copydetect).
 """
 
 from __future__ import annotations

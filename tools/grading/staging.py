@@ -1,4 +1,4 @@
-"""Stage 2, staging: the screened notebooks of one submission, written where nbgrader reads them.
+"""Staging: the screened notebooks of one submission, written where nbgrader reads them.
 
 ``stage`` screens every notebook of a submission (``tools.grading.screening``) and notes
 what is missing or extra; ``write_stage`` writes the result as nbgrader's submitted tree.
@@ -10,10 +10,6 @@ copied. Its ``timestamp.txt`` (when it was handed in) is read apart
 (``tools.grading.lateness``): nbgrader gets a clean one, or none with the reason. A name
 the student chose is quoted in its reason, never put first, and like reasons are counted
 past the first few (``tools.common.text``): 20,000 files make four reasons, not 20,000.
-
-Depends on: ``tools.grading.screening``, ``tools.grading.student_files``,
-``tools.common.safe_files``,
-``tools.grading.lateness``, ``tools.grading.settings``, ``tools.common.text``.
 """
 
 from __future__ import annotations

@@ -10,10 +10,7 @@ the environment it would have been given, nbgrader's command line. The warm proc
 only forks and reports: ``{"pid": ...}`` when a run starts, ``{"pid": ..., "rc": ...}``
 when it ends (a negative rc: killed by that signal).
 
-Stage: the running of nbgrader (``tools.grading.autograde``). Depends on:
-``tools.release.assignments`` (nbgrader's environment, the imports it skips),
-``tools.grading.process_limits`` (an address-space limit, killing a tree); ``tools.grading.preprocessors`` is
-imported in the warm process (nbgrader's preprocessor).
+Stage: the running of nbgrader (``tools.grading.autograde``).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ helpers here); the lab's Validate button says what this module says (``tools.lab
 
     python -m tools.lab.notebook_check --id alice           (make check ID=alice)
 
-sets your student id once (issue 30): the exit tests draw your own numbers from it
+sets your student id once: the exit tests draw your own numbers from it
 (``memkit.variants``). Set the id your instructor files your work under (the folder name
 of ``submitted/<your id>/``): the grader checks your answers against that id's numbers.
 Without it you get the default id's; on the course's JupyterHub your hub user is your id.

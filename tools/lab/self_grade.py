@@ -20,12 +20,6 @@ grader checks the answers against that id's numbers. Where bubblewrap does not e
 (macOS) the notebook runs unsandboxed, as ``make check`` runs it (it is the student's own,
 on their machine), and the report says so. A class on a hub is graded by its instructor;
 this is for checking oneself.
-
-Depends on: ``tools.lab.notebook_check`` (the questions of a notebook, as released and answered;
-whose numbers), ``tools.grading.box`` (whether its sandbox can run here),
-``tools.grading.gradebook`` (the gradebook read), ``tools.release.layout`` (where the
-assignments live), ``tools.common.text`` (what a notebook says, printed with its control
-characters escaped); ``tools.grading`` itself runs as a command.
 """
 
 from __future__ import annotations

@@ -14,8 +14,6 @@ asked for gets nbgrader's empty answer ("Success!"). ``/nbgrader_version`` is an
 nbgrader's own handler. Only a notebook under the server's root is run, and never one in a
 folder of students' work (``tools.lab.student_work.STUDENT_FOLDERS``): in the instructor's
 lab that would run a student's code as the instructor, outside the grader's box.
-
-Depends on: ``tools.lab.notebook_check``, ``tools.lab.student_work``.
 """
 
 from __future__ import annotations

@@ -9,8 +9,6 @@ is due and what lateness costs (the ``describe()`` of the late-submission plugin
 course configures; nbgrader's own plugins have none, and then only the date is said). A
 session without a due date is released unchanged, so ``exercises/`` only changes when a
 term's dates are set.
-
-Depends on: ``tools.release.schedule`` (nbgrader's preprocessor interface).
 """
 
 from __future__ import annotations

@@ -21,8 +21,7 @@ The answers judged (``Question``):
 
 Nothing here runs a kernel: an answer costs one run of its cell and one of its test.
 
-Stage: none (the calibration). Depends on: ``tools.grading.hidden``, ``tools.grading.plain``,
-``tools.grading.cells``, ``tools.common.nbgrader_cells``.
+Stage: none (the calibration).
 """
 
 from __future__ import annotations

@@ -3,8 +3,6 @@
 An answer is the solution cell without nbgrader's markers; a question is an answer cell
 with the test cells after it; a later question that reads a name only an earlier answer
 defines depends on it, so a blank earlier answer costs the later one its points too.
-
-Depends on: ``tools.grading.cells``, ``tools.common.nbgrader_cells``, ``tools.grading.hidden``.
 """
 
 from __future__ import annotations

@@ -13,9 +13,6 @@ the solution's code, rewritten.
 
     made = simulate_copying(root, assignment, n_students=20, copier="student-13",
                             source="student-07")
-
-Depends on: ``tools.grading.simulate.answers``, ``tools.grading.cells``, ``tools.common.nbgrader_cells``,
-``tools.release.assignments``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A classmate's answers copied: what a student hands in who took another student's values.
 
-Every student draws their own numbers (issue 30, ``memkit.variants``), so the solutions
+Every student draws their own numbers (``memkit.variants``), so the solutions
 compute each student's own answers. ``copied_answers`` runs a source notebook's set-up and
 solutions for one student (``neighbour``) in a forked child of this process and writes each
 answer cell as that student's values, typed in: ``name = <literal>`` for every value an
@@ -8,9 +8,6 @@ answer defines, the functions and imports of the solution kept as they are (a fu
 right or wrong whoever runs it). ``copied_notebook`` puts them in the release, as a student
 who copied them would hand it in: graded for their own id, the questions whose answers
 depend on the numbers lose their points.
-
-Depends on: ``tools.grading.hidden`` (the solutions' text, the names a cell binds, the
-grader's run apart), ``tools.grading.cells``, ``tools.common.nbgrader_cells``.
 """
 
 from __future__ import annotations
