@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tools.release import assignments as course
 
+
 def descendants(pid: int) -> list[int]:
     """Every process below ``pid`` (kernels run in their own session, so not in its group)."""
     import psutil
