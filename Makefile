@@ -115,7 +115,7 @@ lab: $(STAMP)
 # solutions/, after trying): NB= graded by the course's own grader for your id, right or
 # wrong per question, and its feedback page (tools/lab/self_grade.py).
 check: $(STAMP)
-	$(BIN)/python -m $(if $(ID),tools.lab.check --id $(ID),$(if $(GRADE),tools.lab.self_grade,tools.lab.check) $(NB))
+	$(BIN)/python -m $(if $(ID),tools.lab.notebook_check --id $(ID),$(if $(GRADE),tools.lab.self_grade,tools.lab.notebook_check) $(NB))
 
 # The class list (class-list.csv): ADD="alice bob" gives new students the next seats (the
 # order of their options, balanced over the class); without ADD, every student's seat.
@@ -141,7 +141,7 @@ calibrate: $(STAMP)
 # JOBS= workers of the local Dask cluster (default one per core), SCHEDULER= the address
 # of an existing Dask cluster instead (tcp://host:8786; the gradebook must then be a
 # PostgreSQL server, MEMCOURSE_DB_URL), GRADE_ARGS= more options (python -m tools.grading -h).
-# Every kernel runs in a bubblewrap sandbox (tools/grading/sandbox.py; README, "Grading safely").
+# Every kernel runs in a bubblewrap sandbox (tools/grading/box.py; README, "Grading safely").
 grade: $(STAMP)
 	$(BIN)/python -m tools.grading $(ASSIGNMENTS) \
 	  $(if $(SUBMITTED),--submitted $(SUBMITTED)) $(if $(ZIP),--zip $(ZIP)) \

@@ -30,7 +30,7 @@ c.ServerApp.jpserver_extensions = {
     # on the course hub: the course pulled into the home (nbgitpuller's git-pull links),
     # and the student's scores page (every session's score, late penalty and feedback)
     "nbgitpuller": exchange,
-    "tools.lab.scores": exchange and not instructor,
+    "tools.lab.scores_page": exchange and not instructor,
 }
 
 # a student's notebook (under submitted/, autograded/, feedback/) opened in the instructor's

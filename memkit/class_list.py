@@ -1,4 +1,4 @@
-"""The class list: each student's seat, which balances the letters of the keys (issue 30).
+"""The class list: each student's seat, which balances the letters of the keys.
 
 ``class-list.csv`` in the course's folder (beside ``nbgrader_config.py``), written by the
 instructor or by ``make class-list ADD="alice bob"`` (``python -m memkit.class_list add``),
@@ -46,7 +46,10 @@ class ClassListError(ValueError):
 
 
 def _read_regular(path: Path) -> bytes | None:
-    """The bytes of the regular file ``path`` (None: there is none), at most ``MAX_BYTES``."""
+    """The bytes of the regular file ``path`` (None: there is none), at most ``MAX_BYTES``:
+    no link followed, the kind checked on the descriptor. memkit imports nothing of
+    tools/, so this is its own copy of ``tools.common.safe_files.read_bounded``;
+    ``tests/test_bounded_reads.py`` holds the two to the same answers on hostile files."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:

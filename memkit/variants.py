@@ -1,7 +1,7 @@
 """Each student's own numbers: the parameters of an assignment drawn from the student's id.
 
 Every number an assignment asks for is computed by code, so every student can be asked it
-for numbers of their own (issue 30): the set-up cell of an exit test draws the data of its
+for numbers of their own: the set-up cell of an exit test draws the data of its
 questions with a ``Numbers`` for the notebook and prints them ("your numbers"), and the
 multiple-choice questions show their options in an order, with letters, of the student's
 own (``Numbers.options``). Sharing ``q3 = 1e8`` then gives a classmate nothing: the grader
@@ -21,7 +21,7 @@ The student id (``student``) is the first found of
 2. ``JUPYTERHUB_USER``: the hub user on the course's JupyterHub, which is the student id
    nbgrader's exchange files the submission under;
 3. the id file (``id_file``: ``~/.config/memcourse/student-id``), written once by
-   ``make check ID=alice`` (``tools.lab.check``) for self-study;
+   ``make check ID=alice`` (``tools.lab.notebook_check``) for self-study;
 4. ``DEFAULT_ID``, ``"self-study"``.
 
 A student who sets another id gets another student's questions: the grader grades a

@@ -4,6 +4,7 @@ functions of those chapters; the data of their three figures."""
 import math
 
 import numpy as np
+from tools.common import nbgrader_cells
 import pytest
 
 from memkit import checks, costs, memory, recurrent
@@ -226,7 +227,7 @@ SESSION_7 = pathlib.Path(__file__).resolve().parents[2] / "solutions" / "session
 
 def _cells(name):
     nb = json.loads((SESSION_7 / name).read_text())
-    return [(c["metadata"].get("nbgrader", {}).get("grade_id"), "".join(c["source"]))
+    return [(nbgrader_cells.grade_id(c), "".join(c["source"]))
             for c in nb["cells"] if c["cell_type"] == "code"]
 
 

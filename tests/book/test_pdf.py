@@ -20,6 +20,7 @@ import sys
 import unicodedata
 
 import numpy as np
+from tools.common import nbgrader_cells
 import pytest
 from PIL import Image
 
@@ -365,7 +366,7 @@ def test_session_pages_print_as_worksheets(pages):
         body = "\n".join(pages[start:end])
         answers = sum(
             1 for nb in course.notebooks(ROOT, assignment, course.RELEASE)
-            for cell in nbformat_cells(nb) if cell.get("metadata", {}).get("nbgrader", {})
+            for cell in nbformat_cells(nb) if nbgrader_cells.metadata(cell)
             .get("solution")
         )
         assert body.count("Your answer") == answers, (head, body.count("Your answer"), answers)

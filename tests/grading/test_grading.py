@@ -9,11 +9,12 @@ import textwrap
 import time
 
 import nbformat
+from tools.common import nbgrader_cells
 import pytest
 
 from tools.release import assignments as course
 from tools.grading import recheck
-from tools.grading import collect, limits, repair, sandbox, screening
+from tools.grading import collect, preprocessors, process_limits, repair, screening
 from tools.grading.settings import Settings
 from tools.grading.simulate import answers, trouble
 
@@ -34,7 +35,7 @@ def notebook_pair():
 
 
 def ids(nb):
-    return [c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb["cells"]]
+    return [nbgrader_cells.grade_id(c) for c in nb["cells"]]
 
 
 def without_grader_cells(nb):
@@ -72,9 +73,9 @@ def test_the_kernel_gets_no_hidden_test_and_no_expected_value(notebook_pair):
     hidden_lines = {line for line in secret - public if course._meaningful(line)}
     assert hidden_lines and not [line for line in hidden_lines if line in kernel]
     # what nbgrader puts back from the gradebook is cut at the marker before the kernel runs
-    assert json.loads(sandbox.sanitize_preprocessors())[4].endswith("VisibleTests")
-    assert issubclass(sandbox.VisibleTests, __import__("nbgrader").preprocessors.ClearHiddenTests)
-    assert json.loads(sandbox.sanitize_preprocessors())[3].endswith("OverwriteCells")
+    assert json.loads(preprocessors.sanitize_preprocessors())[4].endswith("VisibleTests")
+    assert issubclass(preprocessors.VisibleTests, __import__("nbgrader").preprocessors.ClearHiddenTests)
+    assert json.loads(preprocessors.sanitize_preprocessors())[3].endswith("OverwriteCells")
 
 
 @pytest.mark.parametrize(
@@ -114,7 +115,7 @@ def test_tampered_locked_cells_are_restored_as_released(notebook_pair, kind, rea
     assert graded == ids(release) and len(graded) == len(set(graded))  # no duplicated grade id
     released = {c["metadata"]["nbgrader"]["grade_id"]: c for c in release["cells"]}
     for cell in nb["cells"]:
-        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        gid = nbgrader_cells.grade_id(cell)
         if gid and released[gid]["metadata"]["nbgrader"].get("locked"):
             assert cell["cell_type"] == released[gid]["cell_type"]
             assert cell["source"] == "".join(released[gid]["source"])
@@ -221,7 +222,7 @@ def test_run_limited_kills_a_process_tree_that_ignores_signals(tmp_path):
     )
     log = tmp_path / "log.txt"
     started = time.monotonic()
-    rc = limits.run_limited([sys.executable, str(script)], tmp_path, 3, log)
+    rc = process_limits.run_limited([sys.executable, str(script)], tmp_path, 3, log)
     assert rc is None and time.monotonic() - started < 30
     child = int(log.read_text().split()[0])
     time.sleep(0.5)
@@ -240,7 +241,7 @@ def alive(pid):
 
 def test_run_limited_returns_the_exit_code(tmp_path):
     assert (
-        limits.run_limited(
+        process_limits.run_limited(
             [sys.executable, "-c", "raise SystemExit(3)"], tmp_path, 60, tmp_path / "log"
         )
         == 3
@@ -248,7 +249,7 @@ def test_run_limited_returns_the_exit_code(tmp_path):
 
 
 def test_memory_limit_turns_a_memory_hog_into_an_error(tmp_path):
-    rc = limits.run_limited(
+    rc = process_limits.run_limited(
         [sys.executable, "-c", "b = bytearray(3 * 1024**3)"],
         tmp_path,
         60,
@@ -308,7 +309,7 @@ def test_makefile_has_the_assignment_verbs():
         capture_output=True,
         text=True,
     ).stdout
-    assert "tools.lab.check exercises/session-3/exit-test.ipynb" in dry
+    assert "tools.lab.notebook_check exercises/session-3/exit-test.ipynb" in dry
 
 
 def test_submissions_are_found_and_odd_folders_left_out(tmp_path):
@@ -400,6 +401,7 @@ def test_a_page_keeps_its_style_sheets_and_a_notebook_its_data():
 def test_links_and_special_files_are_never_followed_or_read(tmp_path, notebook_pair):
     import socket
 
+    from tools.common import safe_files
     from tools.grading import staging, student_files
 
     source, release = notebook_pair
@@ -431,10 +433,10 @@ def test_links_and_special_files_are_never_followed_or_read(tmp_path, notebook_p
     assert "the file 'sock' is a socket" in reasons
     assert "the file 'big.bin' is over the size or count limit" in reasons
     assert staged.files == ["own.txt"]
-    with pytest.raises(student_files.Refused):
-        student_files.read_bounded(pathlib.Path("/dev/zero"), 1000)
-    with pytest.raises(student_files.Refused):
-        student_files.read_bounded(folder / "own.txt", 2)
+    with pytest.raises(safe_files.Refused):
+        safe_files.read_bounded(pathlib.Path("/dev/zero"), 1000)
+    with pytest.raises(safe_files.TooLarge):
+        safe_files.read_bounded(folder / "own.txt", 2)
 
 
 def test_a_student_or_assignment_folder_that_is_a_link_is_skipped(tmp_path):

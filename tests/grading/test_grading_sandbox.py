@@ -23,8 +23,9 @@ import time
 import nbformat
 import pytest
 
+from tools.common import nbgrader_cells
 from tools.release import assignments as course
-from tools.grading import gradebook_guard, hidden, plain, recheck, sandbox
+from tools.grading import box as boxes, gradebook_guard, hidden, kernels, plain, recheck
 from tools.grading import feedback, outcome, screening
 from tools.grading.cells import cell_text
 from tools.grading.simulate import answers, attacks, attacks_files, classroom
@@ -44,7 +45,7 @@ def load(path):
 
 
 def test_bubblewrap_is_installed_and_usable():
-    assert sandbox.unusable() is None, sandbox.unusable()
+    assert boxes.unusable() is None, boxes.unusable()
 
 
 # --------------------------------------------------------------------------- the sandbox alone
@@ -56,18 +57,18 @@ def run_in_sandbox(tmp_path, code, timeout=60):
     source.mkdir(exist_ok=True)
     (source / "data.txt").write_text("the student's file")
     (source / "secret.ipynb").write_text("{}")
-    uid = sandbox.BASE_UID + 7 if sandbox.privileged() else None
-    box = sandbox.make_box(source, uid, str(tmp_path))
+    uid = boxes.BASE_UID + 7 if boxes.privileged() else None
+    box = boxes.make_box(source, uid, str(tmp_path))
     import memkit
 
-    cmd = sandbox.command(
+    cmd = boxes.command(
         box, [sys.executable, "-c", code], str(pathlib.Path(memkit.__file__).parent), uid
     )
     env = {**os.environ, "MEMCOURSE_DB_URL": "postgresql://grader:" + SECRET + "@db/x"}
     try:
         result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     finally:
-        sandbox.remove_box(box)
+        boxes.remove_box(box)
     return result.returncode, result.stdout + result.stderr
 
 
@@ -90,10 +91,10 @@ print(json.dumps({{
     rc, out = run_in_sandbox(tmp_path, code)
     assert rc == 0, out
     seen = json.loads(out.strip().splitlines()[-1])
-    if sandbox.privileged():
-        assert seen["uid"] >= sandbox.BASE_UID
+    if boxes.privileged():
+        assert seen["uid"] >= boxes.BASE_UID
     assert seen["cwd_files"] == ["data.txt"]  # a copy of the files, no notebook
-    assert seen["memkit"].startswith(sandbox.INSIDE_MEMKIT)
+    assert seen["memkit"].startswith(boxes.INSIDE_MEMKIT)
     assert not seen["secret"] and "MEMCOURSE_DB_URL" not in seen["env"]
     assert not seen["course"] and not seen["root_home"] and not seen["tmp_of_host"]
 
@@ -166,7 +167,7 @@ def run_notebook(code, folder):
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
     client = NotebookClient(
-        nb, kernel_manager_class=sandbox.SpareKernelManager, timeout=60,
+        nb, kernel_manager_class=kernels.SpareKernelManager, timeout=60,
         resources={"metadata": {"path": str(folder)}},
     )
     client.execute()
@@ -195,12 +196,12 @@ def spare_env(tmp_path, monkeypatch):
         (folder / f"{name}.txt").write_text(name)
         folders.append(folder)
     yield folders
-    sandbox._discard_spare()
+    kernels._discard_spare()
 
 
 def test_the_kernel_started_ahead_is_new_and_gets_the_next_submission_only(tmp_path, spare_env):
     first = run_notebook(LOOK_AROUND, spare_env[0])
-    ahead = sandbox._spare
+    ahead = kernels._spare
     assert ahead is not None and ahead.process.poll() is None
     assert pathlib.Path(first["cwd"]).parent != ahead.km._box
     second = run_notebook(LOOK_AROUND, spare_env[1])
@@ -211,19 +212,19 @@ def test_the_kernel_started_ahead_is_new_and_gets_the_next_submission_only(tmp_p
     # it saw its submission's files only, and nothing the first notebook left
     assert first["files"] == ["ann.txt"] and second["files"] == ["bob.txt"]
     assert not first["leftover"] and not second["leftover"]
-    if sandbox.privileged():
-        assert second["uid"] == ahead.km._uid_value >= sandbox.BASE_UID
+    if boxes.privileged():
+        assert second["uid"] == ahead.km._uid_value >= boxes.BASE_UID
     # a new one is waiting; at the end (atexit) it is killed and its box removed
-    waiting = sandbox._spare
+    waiting = kernels._spare
     assert waiting is not ahead and waiting.process.poll() is None
-    sandbox._discard_spare()
+    kernels._discard_spare()
     assert waiting.process.poll() is not None and not waiting.km._box.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["submitted"]
 
 
 def test_a_kernel_started_ahead_that_died_is_replaced(tmp_path, spare_env):
     run_notebook(LOOK_AROUND, spare_env[0])
-    dead = sandbox._spare
+    dead = kernels._spare
     os.killpg(dead.process.pid, 9)
     dead.process.wait()
     third = run_notebook(LOOK_AROUND, spare_env[2])
@@ -268,7 +269,7 @@ def test_a_sandboxed_kernel_is_ready_once_its_kernel_info_idle_arrives(iopub, re
         iopub_channel=FakeChannel(iopub),
         _handle_kernel_info_reply=seen.append,
     )
-    got = asyncio.run(sandbox.SandboxKernelClient._replied_and_idle(client, {"k1"}, 0.2))
+    got = asyncio.run(kernels.SandboxKernelClient._replied_and_idle(client, {"k1"}, 0.2))
     assert got is ready and seen == [{"msg_type": "kernel_info_reply", "content": {}}]
 
 
@@ -409,7 +410,7 @@ def test_screening_adds_the_export_cells_the_judge_reads(tmp_path):
     tests = [
         c["metadata"]["nbgrader"]["grade_id"]
         for c in release["cells"]
-        if c["metadata"].get("nbgrader", {}).get("grade")
+        if nbgrader_cells.is_grade(c)
         and not c["metadata"]["nbgrader"].get("solution")
     ]
     assert ids[0] == "memcourse-export-def"
@@ -772,9 +773,9 @@ def _exports_of_a_run(source, split):
     for cell in source["cells"]:
         if cell["cell_type"] != "code":
             continue
-        meta = cell.get("metadata", {}).get("nbgrader", {})
+        meta = nbgrader_cells.metadata(cell)
         text = answers.answer_text(cell) if meta.get("solution") else cell_text(cell)
-        if hidden.is_test(cell):
+        if nbgrader_cells.is_test(cell):
             gid = meta["grade_id"]
             names, _ = hidden.exported_names(source, text)
             out = io.StringIO()
@@ -811,7 +812,7 @@ def test_the_grader_check_agrees_with_every_solution(path, monkeypatch):
     tests = [
         c["metadata"]["nbgrader"]["grade_id"]
         for c in source["cells"]
-        if c.get("metadata", {}).get("nbgrader", {}).get("grade")
+        if nbgrader_cells.is_grade(c)
         and not c["metadata"]["nbgrader"].get("solution")
     ]
     failing = {g: v.message for g, v in verdict.verdicts.items() if v.passed is not True}
@@ -896,7 +897,7 @@ def test_a_slow_submission_stops_at_its_own_limit(attacked_class):
 def test_a_kernel_cannot_fill_the_disk(attacked_class):
     nb = load(attacked_class["root"] / "autograded" / "disk-filler" / FIRST / NAME)
     printed = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
-    if sandbox.privileged():
+    if boxes.privileged():
         assert "DISK-FULL" in printed and "No space left on device" in printed, printed[-1000:]
     row = attacked_class["report"]["disk-filler"]
     assert float(row["score"]) == attacked_class["second"]["disk-filler"][0]
@@ -942,7 +943,7 @@ def test_a_kernel_that_claims_results_scores_by_the_graders_check_alone(attacked
             continue  # nothing answered: not run at all
         nb = load(path)
         for cell in nb["cells"]:
-            if hidden.is_test(cell):
+            if nbgrader_cells.is_test(cell):
                 kinds = [o.get("output_type") for o in cell.get("outputs", [])]
                 assert "execute_result" not in kinds, (kind, cell.get("outputs"))
                 assert all(o.get("ename") != "Claimed" for o in cell.get("outputs", []))

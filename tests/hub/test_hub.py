@@ -55,7 +55,7 @@ from tools.hub import processes as hub_processes
 from tools.hub import limits
 from tools.hub.limits import Limits
 from tools.common import chromium
-from tools.lab import browser as lab_browser
+from tools.lab import lab_browser
 
 # one worker runs every module that starts the course's lab or writes its config (conftest.py)
 pytestmark = pytest.mark.xdist_group("lab")

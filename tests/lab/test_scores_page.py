@@ -7,7 +7,7 @@ The page on a real hub, after a real grading, is tested in tests/test_hub.py."""
 
 import pathlib
 
-from tools.lab import scores
+from tools.lab import scores_page
 
 
 def feedback(folder: pathlib.Path, name: str, score: str, top: str, penalty: str = "") -> str:
@@ -47,7 +47,7 @@ def listing(root, me="ann"):
 
 
 def test_every_session_with_its_score_penalty_and_feedback(tmp_path):
-    rows = scores.sessions(listing(tmp_path), tmp_path, "ann")
+    rows = scores_page.sessions(listing(tmp_path), tmp_path, "ann")
     assert [r.assignment for r in rows] == ["session-1", "session-2", "session-3"]  # not bob's
     one = rows[0]
     assert (one.score, one.max_score, one.penalty) == (16.1, 23.0, 6.9)
@@ -55,7 +55,7 @@ def test_every_session_with_its_score_penalty_and_feedback(tmp_path):
     assert rows[2].waiting and not rows[2].notebooks
     assert rows[1].score == 10.0 and rows[1].newer.startswith("2026-03-10")  # graded, and newer
     assert not rows[0].newer  # the older ungraded one is not newer than the graded one
-    text = scores.page(rows, "/user/ann/lab", extensions={"session-3": "Friday 20 March 2026, 23:59 (UTC)"})
+    text = scores_page.page(rows, "/user/ann/lab", extensions={"session-3": "Friday 20 March 2026, 23:59 (UTC)"})
     assert "<td>session-1</td><td class=\"score\">16.1 / 23</td><td>&minus;6.9</td>" in text
     assert 'href="/user/ann/lab/tree/memcourse/exercises/session-1/feedback/' in text
     assert "not graded yet" in text and "26.1 / 33" in text  # the total of the graded ones
@@ -68,9 +68,9 @@ def test_every_session_with_its_score_penalty_and_feedback(tmp_path):
 
 
 def test_what_the_page_shows_is_escaped(tmp_path):
-    rows = [scores.Session("session-<b>1", "x", [scores.Notebook('<img src=x onerror=alert(1)>',
+    rows = [scores_page.Session("session-<b>1", "x", [scores_page.Notebook('<img src=x onerror=alert(1)>',
                                                                    1.0, 2.0, 0.0, '"><script>x</script>')],
                            newer="<i>soon")]
-    text = scores.page(rows, "/user/ann/lab", problem="<script>alert(2)</script>",
+    text = scores_page.page(rows, "/user/ann/lab", problem="<script>alert(2)</script>",
                        extensions={"<b>s": "<img src=y>"})
     assert "<script" not in text and "<img" not in text and "<b>" not in text and "<i>" not in text

@@ -16,11 +16,12 @@ import re
 import subprocess
 import sys
 
+from tools.common import nbgrader_cells
 import pytest
 
 from memkit import variants
 from tools.lab import self_grade, validate
-from tools.lab.check import FORMAT_OK, check
+from tools.lab.notebook_check import FORMAT_OK, check
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SESSION, NAME = "session-1", "exit-test.ipynb"
@@ -31,11 +32,11 @@ WRONG_Q2 = "scaled_columns = np.zeros((4, 3))\ny_from_columns = np.zeros(3)\n"
 
 def planted(folder: pathlib.Path) -> pathlib.Path:
     """Session 1's exit test with q1 answered as the solution, q2 wrong, in ``folder``."""
-    source = {c["metadata"].get("nbgrader", {}).get("grade_id"): "".join(c["source"])
+    source = {nbgrader_cells.grade_id(c): "".join(c["source"])
               for c in json.loads((ROOT / "solutions" / SESSION / NAME).read_text())["cells"]}
     nb = json.loads((ROOT / "exercises" / SESSION / NAME).read_text())
     for cell in nb["cells"]:
-        gid = cell["metadata"].get("nbgrader", {}).get("grade_id")
+        gid = nbgrader_cells.grade_id(cell)
         if gid == "q1":
             cell["source"] = MARKERS.sub("", source["q1"])
         elif gid == "q2":

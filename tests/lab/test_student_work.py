@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 import nbformat
+from tools.common import nbgrader_cells
 import pytest
 
 from tools.lab import student_work
@@ -32,7 +33,7 @@ def attack_notebook() -> dict:
     """Session 3's exit test with scripts in a written answer, an added cell, outputs."""
     nb = json.loads((ROOT / "exercises" / "session-3" / "exit-test.ipynb").read_text())
     for cell in nb["cells"]:
-        grade_id = cell["metadata"].get("nbgrader", {}).get("grade_id")
+        grade_id = nbgrader_cells.grade_id(cell)
         if grade_id == "q6-written":
             cell["source"] = (f'Mine <img src=x onerror="{PAYLOAD}"> <script>{PAYLOAD}</script>'
                               f' [see](javascript:{PAYLOAD})')

@@ -177,7 +177,7 @@ def test_make_check_sets_the_id_once_and_says_whose_numbers(nowhere):
     env = {"XDG_CONFIG_HOME": str(nowhere / "config"), "PATH": "/usr/bin:/bin", "HOME": str(nowhere)}
 
     def check(*args):
-        return subprocess.run([sys.executable, "-m", "tools.lab.check", *args], cwd=ROOT, env=env,
+        return subprocess.run([sys.executable, "-m", "tools.lab.notebook_check", *args], cwd=ROOT, env=env,
                               capture_output=True, text=True, timeout=120)
 
     done = check("--id", "alice")
@@ -186,7 +186,7 @@ def test_make_check_sets_the_id_once_and_says_whose_numbers(nowhere):
     refused = check("--id", "not an id")
     assert refused.returncode == 2 and "not set" in refused.stdout
     assert variants.id_file().read_text() == "alice\n"
-    from tools.lab import check as checker
+    from tools.lab import notebook_check as checker
 
     assert "'alice'" in checker.whose_numbers() and "make check ID=" in checker.whose_numbers()
     forgotten = check("--forget-id")

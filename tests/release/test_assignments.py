@@ -20,13 +20,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import nbformat
+from tools.common import nbgrader_cells
 import pytest
 
 from support import assignment_cells as nbcells
 from memkit import class_list
 from tools.release import assignments as course
 from tools.release import layout
-from tools.lab import check as checker
+from tools.lab import notebook_check as checker
 from tools.release import session_pages
 from tools.grading import collect
 from tools.grading.settings import Settings
@@ -70,7 +71,7 @@ def load(path):
 
 
 def meta(cell):
-    return cell.get("metadata", {}).get("nbgrader", {})
+    return nbgrader_cells.metadata(cell)
 
 
 def text(cell):

@@ -20,6 +20,7 @@ import sys
 
 from dataclasses import dataclass
 
+from tools.common import nbgrader_cells
 from tools.common import student_run
 from tools.grading.simulate.shared_numbers import typed_cell
 
@@ -36,7 +37,7 @@ def cells(path: pathlib.Path) -> dict[str, tuple[str, str]]:
     nb = json.loads(pathlib.Path(path).read_text())
     out = {}
     for cell in nb["cells"]:
-        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        gid = nbgrader_cells.grade_id(cell)
         out[gid] = (cell["cell_type"], "".join(cell["source"]))
     return out
 

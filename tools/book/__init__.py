@@ -25,7 +25,7 @@ In the order a build uses them (``make book``, ``make pdf``):
                         PDF in its download menu
 ``search_page``         Sphinx extension: the search page's snippets with their
                         formulas typeset (with ``search_snippets.js``)
-``browser``             after the build: the HTML book served and opened in Debian's
+``site_browser``        after the build: the HTML book served and opened in Debian's
                         chromium, a page's first load weighed (the browser tests,
                         ``make bench``)
 ``pdf_badges``          Sphinx extension: the status badges drawn as badges in print

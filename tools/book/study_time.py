@@ -14,8 +14,6 @@ each rounded up to ``STEP`` minutes. As a Sphinx extension it gives the pages My
 substitutions: ``{{ session_time_N }}`` (a session's line, on the session page that
 ``tools.release.session_pages`` writes) and ``{{ study_times }}`` (every session's time,
 a table in Chapter 0), so the times follow every edit of the material.
-
-Depends on: ``tools.book.toc`` (the sessions' parts).
 """
 
 from __future__ import annotations
@@ -27,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools import ROOT
+from tools.common import nbgrader_cells
 from tools.book.toc import toc_parts
 
 WORDS_PER_MINUTE = 100  # mathematical prose, read with a pencil
@@ -79,9 +78,8 @@ def points(root: Path, assignment: str) -> float:
     total = 0.0
     for path in sorted((Path(root) / "exercises" / assignment).glob("*.ipynb")):
         for cell in json.loads(path.read_text()).get("cells", []):
-            meta = cell.get("metadata", {}).get("nbgrader", {}) or {}
-            if meta.get("grade"):
-                total += float(meta.get("points", 0) or 0)
+            if nbgrader_cells.is_grade(cell):
+                total += nbgrader_cells.points(cell)
     return total
 
 

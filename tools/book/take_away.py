@@ -19,8 +19,6 @@
   HTML output (``take_away_pdf``), so every page is written again when it changes, not
   only the pages an incremental build would write. The theme's ".pdf" entry, which
   prints the page in the browser, is renamed for what it does.
-
-Depends on no other module of ``tools``.
 """
 
 from __future__ import annotations

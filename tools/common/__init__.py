@@ -8,6 +8,10 @@
                     environment, without the slow optional imports)
 ``student_run``     one student's run of an assignment's cells in this process
                     (their numbers drawn, the reference code importable)
+``nbgrader_cells``  what nbgrader's metadata says a cell is (grade, solution, locked,
+                    task, test), through ``nbgrader.utils``
+``safe_files``      a file someone else controls read without trusting it: regular
+                    files only, no link followed, every read bounded
 ``ports``           a free port of 127.0.0.1, and whether a port is free
 ``chromium``        Debian's chromium launched headless through Playwright, its
                     flags for a machine without internet

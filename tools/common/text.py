@@ -19,7 +19,7 @@ so that it is read as text wherever the course writes it.
     the first ``listed`` of a list of like lines, the rest counted in one line
     (``more`` says what they are: ``"19,900 more files left out (extra files)"``).
 
-Stage: none (under every role). Depends on nothing of the course.
+Stage: none (under every role).
 """
 
 from __future__ import annotations

@@ -28,9 +28,13 @@ this list (``tests/test_import_graph.py`` checks it):
 ``lateness``                when a submission was handed in and due (schedule.yml), the
                             late penalty (nbgrader's LateSubmissionPlugin: FractionPerDay)
 ``staging``                 a submission's screened notebooks written for nbgrader
-``limits``                  a process run with wall-clock and memory limits, tree killed
-``sandbox``                 every kernel in a bubblewrap box of its own (nbgrader's
-                            kernel manager and execute preprocessor)
+``process_limits``          a process run with wall-clock and memory limits, tree killed
+``box``                     the bubblewrap box a kernel runs in: its command line, its
+                            private folder's life
+``kernels``                 every kernel in a box of its own, one started ahead
+                            (nbgrader's kernel manager and client)
+``preprocessors``           nbgrader's preprocessors as the grader runs them (Execute
+                            sandboxed, the hidden tests cleared from test cells only)
 ``repair``                  the probe (where a run stops) and the cell replaced
 ``gradebook``               the gradebook: SQLite for one grader, PostgreSQL for several
 ``gradebook_guard``         what anything but the grader wrote to the gradebook, undone

@@ -1,4 +1,4 @@
-"""Stage 3, autograding: nbgrader run on staged submissions, with limits and repair.
+"""Autograding: nbgrader run on staged submissions, with limits and repair.
 
 ``grade_batch`` grades several submissions in one nbgrader process (a time limit per
 cell, a wall-clock limit after which the process tree is killed) and returns those it
@@ -6,10 +6,6 @@ failed on; ``grade_isolated`` grades one submission in its own process and, when
 nbgrader fails on it, probes and repairs it (``tools.grading.repair``) and grades it
 again. These are the tasks the workers of the cluster run (``tools.grading.cluster``). Each
 nbgrader process is a fork of the worker's warm nbgrader (``tools.grading.warm``).
-
-Depends on: ``tools.grading.judgement``, ``tools.grading.repair``,
-``tools.grading.warm``, ``tools.grading.staging``, ``tools.grading.outcome``,
-``tools.grading.settings``, ``tools.grading.sandbox``.
 """
 
 from __future__ import annotations
@@ -46,7 +42,7 @@ def autograde_args(
     settings: Settings, assignment: str, submitted: Path, student: str = "*"
 ) -> list[str]:
     """The arguments of ``nbgrader`` that autograde ``student``'s ``assignment`` in ``submitted``."""
-    from tools.grading import sandbox
+    from tools.grading import preprocessors
 
     return [
         "autograde",
@@ -57,8 +53,8 @@ def autograde_args(
         f"--CourseDirectory.db_url={settings.db_url}",
         f"--Execute.timeout={settings.cell_timeout}",
         f"--SandboxExecute.timeout={settings.cell_timeout}",
-        f"--Autograde.sanitize_preprocessors={sandbox.sanitize_preprocessors()}",
-        f"--Autograde.autograde_preprocessors={sandbox.autograde_preprocessors()}",
+        f"--Autograde.sanitize_preprocessors={preprocessors.sanitize_preprocessors()}",
+        f"--Autograde.autograde_preprocessors={preprocessors.autograde_preprocessors()}",
         "--Application.log_format=[%(created).3f %(name)s | %(levelname)s] %(message)s",
     ]
 

@@ -1,6 +1,6 @@
 """Notebook cells as data: the helpers every stage of grading reads notebooks with.
 
-Stage: none (the bottom layer). Depends on nbformat only.
+Stage: none (the bottom layer).
 """
 
 from __future__ import annotations
@@ -11,12 +11,6 @@ from pathlib import Path
 import nbformat
 
 TRUNCATED = "... Output truncated ..."
-
-
-def cell_meta(cell: dict) -> dict:
-    meta = cell.get("metadata") if isinstance(cell, dict) else None
-    nbg = meta.get("nbgrader") if isinstance(meta, dict) else None
-    return nbg if isinstance(nbg, dict) else {}
 
 
 def cell_text(cell: dict) -> str:

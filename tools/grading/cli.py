@@ -27,7 +27,7 @@
 4. **Scores and reasons** come from the gradebook, and from the autograded notebooks
    for cells that overran or printed without end.
 
-Every kernel (nbgrader's and the probe's) runs in a sandbox (``tools.grading.sandbox``: a
+Every kernel (nbgrader's and the probe's) runs in a sandbox (``tools.grading.box``: a
 private folder, the environment read-only, no course root, no secrets, no network, its
 own PID namespace and, as root, its own unprivileged user). Screening adds, before each
 test cell, a cell that prints the answers the test reads as plain data, and after it one
@@ -48,14 +48,7 @@ course's class list (``class-list.csv``, ``memkit.class_list``) is graded with t
 which sets the order of their options. The statuses are
 ``STATUSES``; folders whose name cannot be a student id are ``skipped``, with the reason.
 
-Stage: the command line (``python -m tools.grading``, ``make grade``). Depends on:
-``tools.grading.pipeline``, ``tools.grading.collect``, ``tools.grading.feedback``,
-``tools.grading.report``, ``tools.grading.settings``, ``tools.grading.cluster``,
-``tools.grading.gradebook``, ``tools.grading.gradebook_guard``, ``tools.grading.lms`` (the
-LMS's import CSV), ``tools.grading.similarity`` (the pairs of alike answers),
-``tools.grading.item_analysis`` (how each question behaved),
-``tools.release.assignments``, ``memkit.class_list`` (each student's seat),
-``tools.common.text`` (what a student named, printed with its control characters escaped).
+Stage: the command line (``python -m tools.grading``, ``make grade``).
 """
 
 from __future__ import annotations
@@ -174,9 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     if refused:
         parser.error(refused)
     if settings.sandbox == "bwrap":
-        from tools.grading import sandbox
+        from tools.grading.box import unusable
 
-        problem = sandbox.unusable()
+        problem = unusable()
         if problem:
             parser.error(problem)
     archive_notes = collect_zips(settings, [z.resolve() for z in args.zip], which) if args.zip else {}

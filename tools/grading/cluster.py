@@ -16,7 +16,7 @@ A task is either a **batch** (several submissions graded by one nbgrader process
 ``tools.grading.autograde.grade_batch``) or **one submission on its own** with repair
 (``tools.grading.autograde.grade_isolated``). Both run on the worker as they ran in the
 grader before: a time limit per cell, a wall-clock limit per submission after which the
-process tree is killed, every kernel in the sandbox (``tools.grading.sandbox``), the grader's own check of
+process tree is killed, every kernel in the sandbox (``tools.grading.box``), the grader's own check of
 the answers (``tools.grading.recheck``). One bad submission never stops the others: the
 submissions a batch failed on, or of a batch whose task was lost (a worker that died),
 are graded again each on its own as soon as the batch ends; a submission whose own task
@@ -31,11 +31,6 @@ namespace of their own, cannot reach it (nor the gradebook server).
 
 The local workers are new Python processes (multiprocessing's spawn): a script that
 calls ``tools.grading.pipeline.grade_class`` must start from ``if __name__ == "__main__":``.
-
-Depends on: ``tools.grading.autograde``, ``tools.grading.judgement``,
-``tools.grading.outcome``, ``tools.grading.gradebook``, ``tools.grading.lateness`` (an
-outcome's lateness sent as plain data) (and ``tools.grading.sandbox`` to check a
-worker); ``tools.grading.pipeline`` is its only user.
 """
 
 from __future__ import annotations
@@ -127,9 +122,9 @@ def _worker_problem(root: str, sandbox_mode: str) -> str | None:
     if not (Path(root) / "nbgrader_config.py").is_file():
         return f"it does not see the course folder {root}"
     if sandbox_mode == "bwrap":
-        from tools.grading import sandbox
+        from tools.grading.box import unusable
 
-        return sandbox.unusable()
+        return unusable()
     return None
 
 

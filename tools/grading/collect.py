@@ -10,10 +10,7 @@ student, and the class is graded. ``submissions`` lists the (assignment, student
 folders that cannot be graded, with ``odd_id_reason`` saying why: a student or
 assignment folder that is a symbolic link is not followed.
 
-Stage: before screening. Depends on: ``tools.grading.settings``,
-``tools.grading.student_files``, ``tools.release.assignments``, ``tools.release.layout``
-(an assignment folder's name), ``tools.common.text`` (a member's name quoted, like
-reasons counted).
+Stage: before screening.
 """
 
 from __future__ import annotations
@@ -27,13 +24,14 @@ from pathlib import Path
 
 from tools.common.text import counted, quoted, shown
 from tools.release import assignments as course, layout
-from tools.grading import student_files as files
+from tools.common import safe_files as files
+from tools.grading import student_files as limits
 from tools.grading.settings import Settings
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")
 
 MAX_MEMBERS = 20_000  # members of one class archive
-MAX_MEMBER = files.MAX_NOTEBOOK  # bytes of one member, unpacked
+MAX_MEMBER = limits.MAX_NOTEBOOK  # bytes of one member, unpacked
 MAX_TOTAL = 2 * 1024**3  # bytes of one archive, unpacked
 MAX_RATIO = 100  # unpacked / packed size of a member over RATIO_FROM bytes
 RATIO_FROM = 1024**2

@@ -1,4 +1,4 @@
-"""Stage 6, feedback: the HTML feedback of every graded submission (``nbgrader
+"""Feedback: the HTML feedback of every graded submission (``nbgrader
 generate_feedback``), without the hidden tests, a test cell showing its own message only,
 every page cleaned (``tools.grading.sanitize``: nothing a student wrote runs in the
 reader's browser, and the page reads the same without JavaScript). A late submission's
@@ -7,11 +7,6 @@ pages say when it was handed in and due, how late, and what that cost
 
 Each submission's feedback runs apart, with a time and a memory limit (``feedback``): one
 submission that makes nbconvert slow or hungry loses its own feedback, and only that.
-
-Depends on: ``tools.grading.outcome``, ``tools.grading.settings``,
-``tools.grading.cells``, ``tools.grading.sanitize``, ``tools.grading.student_files``,
-``tools.grading.lateness``, ``tools.grading.warm`` (each run a fork of a warm nbgrader,
-with its limits), ``tools.grading.autograde`` (nbgrader's error read from its log).
 """
 
 from __future__ import annotations
@@ -27,19 +22,20 @@ from nbgrader.utils import parse_utc
 
 from tools.grading import lateness
 from tools.grading.autograde import last_error
-from tools.grading.cells import cell_meta, read_nb
+from tools.common import nbgrader_cells
+from tools.grading.cells import read_nb
 from tools.grading.outcome import Outcome
 from tools.grading.sanitize import clean_html, clean_notebook
 from tools.grading.settings import Settings, grader_env
-from tools.grading.student_files import read_bounded
+from tools.common.safe_files import read_bounded
 from tools.grading.warm import Warm
 
 # nbgrader's feedback preprocessors (nbgrader_config.py), its ClearHiddenTests on the test
-# cells only (tools.grading.sandbox.VisibleTests): a student's cell that holds the marker
+# cells only (tools.grading.preprocessors.VisibleTests): a student's cell that holds the marker
 # text must not stop the feedback
 PREPROCESSORS = json.dumps([
     "nbgrader.preprocessors.GetGrades",
-    "tools.grading.sandbox.VisibleTests",
+    "tools.grading.preprocessors.VisibleTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ])
 
@@ -155,8 +151,7 @@ def feedback_copy(autograded: Path, into: Path) -> None:
             continue
         nb = clean_notebook(read_nb(item))
         for cell in nb.get("cells", []):
-            meta = cell_meta(cell)
-            if not (meta.get("grade") and not meta.get("solution")):
+            if not (nbgrader_cells.is_grade(cell) and not nbgrader_cells.is_solution(cell)):
                 continue
             kept = []
             for output in cell.get("outputs", []):

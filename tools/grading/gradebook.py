@@ -25,10 +25,9 @@ Several graders at once need three things this module gives them:
 
 The URL reaches the grader's processes only (nbgrader's command line, the worker's task
 arguments): every kernel starts with a clean environment in its own network namespace
-(``tools.grading.sandbox``), where neither the URL nor the server is reachable.
+(``tools.grading.box``), where neither the URL nor the server is reachable.
 
-Stage: below judgement and the pipeline (the gradebook every stage reads). Depends on
-nothing of the course (nbgrader's gradebook, SQLAlchemy).
+Stage: below judgement and the pipeline (the gradebook every stage reads).
 """
 
 from __future__ import annotations

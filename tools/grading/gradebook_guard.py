@@ -9,8 +9,7 @@ kernel can reach the gradebook at all (it is neither in the kernel's file system
 its network); this is the second line, and it catches a person or a process outside
 the sandbox too.
 
-Stage: around the whole run (``tools.grading.pipeline`` and ``cli``). Depends on:
-``tools.grading.gradebook``.
+Stage: around the whole run (``tools.grading.pipeline`` and ``cli``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 nbgrader's own format stays (``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS`` in
 the test cells of ``solutions/``), but the hidden part never reaches the student's kernel:
 an input transformer there sees every cell it runs. The kernel runs the visible part
-only (``tools.grading.sandbox.sanitize_preprocessors``: nbgrader's ``ClearHiddenTests``
+only (``tools.grading.preprocessors.sanitize_preprocessors``: nbgrader's ``ClearHiddenTests``
 after ``OverwriteCells``), and the grader runs the whole test cell again in its own
 process (``tools.grading.recheck``), on the student's values exported as plain data
 (``tools.grading.plain``). What a test needs of the student's *functions* is their
@@ -22,13 +22,12 @@ markers that do not pair, a call whose arguments are not plain data or read the
 student's answers, a solution that fails its own test. ``CONTRIBUTING.md`` says how
 hidden tests are written for it.
 
-Each student draws their own numbers (issue 30, ``memkit.variants``): the run is made for
+Each student draws their own numbers (``memkit.variants``): the run is made for
 two students (``CHECK_IDS``), and a test whose calls differ between them is a problem, since
 the calls are found once for the class. The hidden tests may import the solutions' reference
 code (``answer_key.py`` beside the notebook, never released); the run finds it there.
 
-Stage: none (the split, used by screening and the re-check). Depends on:
-``tools.grading.plain``, ``tools.grading.cells``.
+Stage: none (the split, used by screening and the re-check).
 """
 
 from __future__ import annotations
@@ -47,7 +46,8 @@ import time
 import types
 from dataclasses import dataclass, field
 
-from tools.grading.cells import cell_meta, cell_text
+from tools.common import nbgrader_cells
+from tools.grading.cells import cell_text
 from tools.grading.plain import to_plain
 
 BEGIN, END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
@@ -94,11 +94,6 @@ def solution_text(cell: dict) -> str:
     """A solution cell as the student who knows the answer writes it (markers dropped)."""
     lines = cell_text(cell).splitlines()
     return "\n".join(l for l in lines if not any(m in l for m in SOLUTION_MARKERS)).strip("\n")
-
-
-def is_test(cell: dict) -> bool:
-    meta = cell_meta(cell)
-    return bool(meta.get("grade")) and not meta.get("solution") and cell.get("cell_type") == "code"
 
 
 # The instructor's cells are parsed for every submission, in the grader and in each of its
@@ -168,7 +163,7 @@ def callable_names(source_nb: dict) -> set[str]:
     """Names the answer cells of the source define as functions or classes."""
     found: set[str] = set()
     for cell in source_nb.get("cells", []):
-        if cell.get("cell_type") == "code" and cell_meta(cell).get("solution"):
+        if cell.get("cell_type") == "code" and nbgrader_cells.is_solution(cell):
             found |= _defined(cell_text(cell))
     return found
 
@@ -177,8 +172,7 @@ def locked_names(source_nb: dict) -> set[str]:
     """Names the locked cells bind (the set-up's data, the tests' own helpers)."""
     found: set[str] = set()
     for cell in source_nb.get("cells", []):
-        meta = cell_meta(cell)
-        if meta.get("locked") or (meta.get("grade") and not meta.get("solution")):
+        if nbgrader_cells.is_locked(cell):
             found |= names_bound(cell_text(cell))
     return found
 
@@ -209,7 +203,7 @@ def given_names(source_nb: dict) -> set[str]:
     """Names an answer cell binds outside its solution region: data the release gives."""
     found: set[str] = set()
     for cell in source_nb.get("cells", []):
-        if cell.get("cell_type") != "code" or not cell_meta(cell).get("solution"):
+        if cell.get("cell_type") != "code" or not nbgrader_cells.is_solution(cell):
             continue
         kept, inside = [], False
         for line in cell_text(cell).split("\n"):
@@ -274,18 +268,17 @@ def prime(source_nb: dict) -> None:
     of the children it forks."""
     callable_names(source_nb)
     for cell in source_nb.get("cells", []):
-        meta = cell_meta(cell)
-        if cell.get("cell_type") != "code" or meta.get("solution"):
+        if cell.get("cell_type") != "code" or nbgrader_cells.is_solution(cell):
             continue
-        text, name = cell_text(cell), str(meta.get("grade_id"))
-        if is_test(cell):
+        text, name = cell_text(cell), str(nbgrader_cells.grade_id(cell))
+        if nbgrader_cells.is_test(cell):
             names_read(text)
             names_bound(text)
             try:
                 test_code(text, name)
             except SyntaxError:
                 pass  # the check says so, on its own run
-        elif meta.get("locked"):
+        elif nbgrader_cells.is_locked(cell):
             names_bound(text)
             try:
                 compiled(text, name)
@@ -365,10 +358,9 @@ def discover(source_nb: dict) -> Split:
     for cell in source_nb.get("cells", []):
         if cell.get("cell_type") != "code":
             continue
-        meta = cell_meta(cell)
-        gid = str(meta.get("grade_id") or "")
-        text = solution_text(cell) if meta.get("solution") else cell_text(cell)
-        if not is_test(cell):
+        gid = str(nbgrader_cells.grade_id(cell) or "")
+        text = solution_text(cell) if nbgrader_cells.is_solution(cell) else cell_text(cell)
+        if not nbgrader_cells.is_test(cell):
             try:
                 exec(compile(text, gid or "<cell>", "exec"), ns)  # noqa: S102 - the solution
             except Exception as exc:  # noqa: BLE001 - said, and the tests after it tell more
@@ -425,7 +417,7 @@ def discover(source_nb: dict) -> Split:
     return split
 
 
-# Two students the grader's own run of the solutions is made for (issue 30): each student
+# Two students the grader's own run of the solutions is made for: each student
 # draws their own numbers (memkit.variants), while the calls a test makes to the student's
 # functions must not depend on them, since they are found once for the whole class.
 CHECK_IDS = ("grader-check-1", "grader-check-2")

@@ -52,7 +52,7 @@ text only and cleaned (``tools.grading.sanitize.clean_html``) as every page the 
 writes.
 
 Stage: after the gradebook guard (the scores it reads are the grader's), beside the
-similarity report. It imports ``tools.grading.cells``, ``tools.grading.hidden``,
+similarity report. It imports ``tools.grading.cells``, ``tools.common.nbgrader_cells``, ``tools.grading.hidden``,
 ``tools.grading.plain``, ``tools.grading.sanitize``, ``tools.grading.outcome``,
 ``tools.grading.settings``, ``tools.grading.gradebook`` and ``tools.common.text``.
 """
@@ -73,7 +73,8 @@ import numpy as np
 
 from tools.common.text import csv_row
 from tools.grading import gradebook, hidden
-from tools.grading.cells import cell_meta, cell_text
+from tools.common import nbgrader_cells
+from tools.grading.cells import cell_text
 from tools.grading.outcome import Outcome
 from tools.grading.plain import Budget, parse, rebuild_within
 from tools.grading.sanitize import clean_html
@@ -156,11 +157,10 @@ def choices(source_nb: dict) -> dict[str, Choice]:
     found: dict[str, Choice] = {}
     pending: dict[str, tuple[str, str]] = {}  # answer name -> (options variable, label)
     for cell in source_nb.get("cells", []):
-        meta = cell_meta(cell)
         if cell.get("cell_type") != "code":
             continue
         text = cell_text(cell)
-        if meta.get("solution"):
+        if nbgrader_cells.is_solution(cell):
             try:
                 tree = ast.parse(text)
             except SyntaxError:
@@ -175,14 +175,14 @@ def choices(source_nb: dict) -> dict[str, Choice]:
                         and node.value.func.value.id in options):
                     var = node.value.func.value.id
                     pending[node.targets[0].id] = (var, options[var][0])
-        elif hidden.is_test(cell):
+        elif nbgrader_cells.is_test(cell):
             read = hidden.names_read(text)
             for name, (var, label) in list(pending.items()):
                 if name not in read:
                     continue
                 calls = _key_calls(text, var)
                 key = _literal(calls[0]) if len(calls) == 1 else None
-                found[str(meta.get("grade_id"))] = Choice(label, name, options[var][1], key)
+                found[str(nbgrader_cells.grade_id(cell))] = Choice(label, name, options[var][1], key)
                 del pending[name]
     return found
 
@@ -336,9 +336,9 @@ def class_items(settings: Settings, assignment: str, outcomes: list[Outcome],
                   key=lambda o: o.student)
     students = [o.student for o in mine]
     handed_in = set(students)
-    tests = [(name, str(cell_meta(c).get("grade_id")), float(cell_meta(c).get("points") or 0))
+    tests = [(name, str(nbgrader_cells.grade_id(c)), nbgrader_cells.points(c))
              for name, nb in sorted(sources.items()) for c in nb.get("cells", [])
-             if hidden.is_test(c)]
+             if nbgrader_cells.is_test(c)]
     earned = {(s, name, gid): 0.0 for s in students for name, gid, _ in tests}
     from nbgrader.api import MissingEntry
 

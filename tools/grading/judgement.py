@@ -1,4 +1,4 @@
-"""Stage 5, scores and reasons: what a submission scored once nbgrader is done with it.
+"""Scores and reasons: what a submission scored once nbgrader is done with it.
 
 Scores come from the gradebook (``scores``; ``record_zero`` for a submission nothing could
 run); reasons from the autograded notebooks (cells that overran or printed without end,
@@ -6,13 +6,6 @@ run); reasons from the autograded notebooks (cells that overran or printed witho
 (``apply_judgement``, ``tools.grading.recheck``), never from what the kernel attached to it.
 ``finish`` puts it together as an ``Outcome`` with its status, and the late penalty of the
 score that is left (``tools.grading.lateness.settle``).
-
-Depends on: ``tools.grading.outcome``, ``tools.grading.staging``,
-``tools.grading.settings``, ``tools.grading.cells``, ``tools.grading.recheck``, ``tools.grading.hidden``,
-``tools.grading.gradebook``, ``tools.grading.sanitize`` (the autograded notebooks cleaned),
-``tools.grading.lateness``, ``tools.release.layout`` (where the solutions' reference code is),
-``tools.common.text`` (like reasons counted past the first few),
-``tools.grading.item_analysis`` (the letters of the multiple-choice answers, kept for it).
 """
 
 from __future__ import annotations
@@ -25,7 +18,8 @@ from pathlib import Path
 from tools.common.text import counted
 from tools.grading import gradebook, hidden, item_analysis, lateness, recheck
 from tools.release import layout
-from tools.grading.cells import TRUNCATED, cell_meta, cell_text, read_nb
+from tools.common import nbgrader_cells
+from tools.grading.cells import TRUNCATED, cell_text, read_nb
 from tools.grading.outcome import Outcome, status_of
 from tools.grading.sanitize import clean_notebook
 from tools.grading.settings import Settings
@@ -61,7 +55,7 @@ def scan_autograded(folder: Path, cell_timeout: int) -> list[str]:
         nb = read_nb(path)
         slow, endless = [], []
         for index, cell in enumerate(nb.get("cells", [])):
-            where = cell_meta(cell).get("grade_id") or f"cell {index + 1}"
+            where = nbgrader_cells.grade_id(cell) or f"cell {index + 1}"
             outputs = cell.get("outputs", [])
             names = {o.get("ename") for o in outputs if o.get("output_type") == "error"}
             if "CellTimeoutError" in names:
@@ -133,7 +127,7 @@ def show_numbers(nb: dict, verdicts: recheck.Judgement) -> None:
     if not verdicts.numbers:
         return
     for cell in nb.get("cells", []):
-        if cell_meta(cell).get("grade_id") == "setup" and cell.get("cell_type") == "code":
+        if nbgrader_cells.grade_id(cell) == "setup" and cell.get("cell_type") == "code":
             cell["outputs"] = [{"output_type": "stream", "name": "stdout",
                                 "text": verdicts.numbers}]
 
@@ -174,10 +168,10 @@ def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> lis
         if verdicts.numbers_line:
             staged.numbers[name] = verdicts.numbers_line
         for cell in nb.get("cells", []):
-            if not hidden.is_test(cell):
+            if not nbgrader_cells.is_test(cell):
                 continue
-            gid = cell_meta(cell).get("grade_id")
-            points = float(cell_meta(cell).get("points") or 0)
+            gid = nbgrader_cells.grade_id(cell)
+            points = nbgrader_cells.points(cell)
             verdict = verdicts.verdicts.get(gid)
             kernel = cell.get("outputs") or []
             failed_in_kernel = any(o.get("output_type") == "error" for o in kernel)

@@ -21,10 +21,7 @@
   after the grader's own check (which may withdraw points, and the penalty is a fraction
   of what is left) and returns what the report, the summary and the feedback show.
 
-Stage: beside staging (a submission's time) and judgement (its penalty). Depends on:
-``tools.grading.settings``, ``tools.grading.student_files``, ``tools.release.schedule``,
-``tools.release.layout``
-(nbgrader's gradebook API and plugin interface).
+Stage: beside staging (a submission's time) and judgement (its penalty).
 """
 
 from __future__ import annotations
@@ -38,7 +35,7 @@ from pathlib import Path
 from nbgrader.plugins import BasePlugin
 from traitlets import Float, TraitError, validate
 
-from tools.grading import student_files as files
+from tools.common import safe_files as files
 from tools.release import schedule
 
 TIMESTAMP = "timestamp.txt"

@@ -47,10 +47,7 @@ it Moodle refuses grades changed since that export).
 display name ``=HYPERLINK(...)``), so each goes through ``tools.common.text.csv_cell``
 (no formula, no control character); the grades stay numbers.
 
-Stage: after the export (``grades.csv``), beside it. Depends on: ``tools.common.text``,
-``tools.release.layout``,
-``tools.release.assignments`` (nbgrader's export), ``tools.grading.settings`` (the
-gradebook's URL) and nbgrader's export plugin interface and gradebook.
+Stage: after the export (``grades.csv``), beside it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What grading one submission came to: its ``Outcome`` and the statuses (``STATUSES``,
 ``status_of``), most serious first.
 
-Stage: none (the record every later stage fills or reads). Depends on nothing.
+Stage: none (the record every later stage fills or reads).
 """
 
 from __future__ import annotations

@@ -4,13 +4,6 @@ It records the assignments in the gradebook (``prepare_gradebook``), screens and
 every submission here, scores those with nothing to run, and hands the others to the
 workers of a Dask cluster (``tools.grading.cluster``, which runs ``tools.grading.autograde``);
 each outcome's gradebook rows are recorded for the final check (``tools.grading.gradebook_guard``).
-
-Depends on: ``tools.grading.cluster``, ``tools.grading.collect``, ``tools.grading.staging``,
-``tools.grading.judgement``, ``tools.grading.outcome``, ``tools.grading.settings``,
-``tools.grading.cells``, ``tools.grading.gradebook``, ``tools.grading.gradebook_guard``,
-``tools.grading.hidden`` (the calls of the hidden tests, found once per notebook),
-``tools.grading.lateness`` (the due dates), ``tools.release.assignments``,
-``tools.release.schedule`` (``tools.grading.sandbox`` to check it can run).
 """
 
 from __future__ import annotations
@@ -93,9 +86,9 @@ def grade_class(
     submissions; those of no student graded here get a report line of their own.
     """
     if settings.sandbox != "off":
-        from tools.grading import sandbox
+        from tools.grading.box import unusable
 
-        problem = sandbox.unusable()
+        problem = unusable()
         if problem:
             raise SystemExit(problem)
     with gradebook.exclusive(settings.db_url):  # the first grader creates the tables
@@ -188,9 +181,9 @@ def grade_class(
         try:
             cluster.grade(settings, runnable, jobs, isolate, report, scheduler, progress)
         finally:
-            from tools.grading import sandbox
+            from tools.grading.box import remove_boxes
 
-            sandbox.remove_boxes(settings.boxes)
+            remove_boxes(settings.boxes)
         if own_work:
             settings.work = None
         settings.boxes = None

@@ -21,7 +21,7 @@ A ``str``/``int``/``float`` subclass crosses as a bare subclass of the grader's
 (``StudentStr`` ...): ``type(x) is str`` still fails, and its methods stay behind.
 
 Stage: none (the data of the re-check, ``tools.grading.hidden`` and
-``tools.grading.recheck``). Depends on nothing of the course (numpy).
+``tools.grading.recheck``).
 """
 
 from __future__ import annotations

@@ -29,7 +29,6 @@ The kernel can still print whatever it likes in place of its answers; that only 
 amounts to answering.
 
 Stage: the re-check, used by screening (the export cells) and judgement (the verdict).
-Depends on: ``tools.grading.hidden``, ``tools.grading.plain``, ``tools.grading.cells``.
 """
 
 from __future__ import annotations
@@ -42,7 +41,8 @@ import sys
 from dataclasses import dataclass, field
 
 from tools.grading import hidden
-from tools.grading.cells import cell_meta, cell_text
+from tools.common import nbgrader_cells
+from tools.grading.cells import cell_text
 from tools.grading.plain import (
     PLAIN_SOURCE, Budget, Opaque, Unplain, parse, rebuild_within,
 )
@@ -287,13 +287,12 @@ def judge(source_nb: dict, lines: dict[str, str], split: hidden.Split) -> Judgem
     budget = Budget()
     ns: dict = {"__name__": "__memcourse_judge__", "__memcourse_lambda__": hidden.tag_lambda}
     for cell in source_nb.get("cells", []):
-        meta = cell_meta(cell)
-        if cell.get("cell_type") != "code" or meta.get("solution"):
+        if cell.get("cell_type") != "code" or nbgrader_cells.is_solution(cell):
             continue
-        if not meta.get("locked") and not meta.get("grade"):
+        if not nbgrader_cells.is_locked(cell) and not nbgrader_cells.is_grade(cell):
             continue
-        gid, text = meta.get("grade_id"), cell_text(cell)
-        if not hidden.is_test(cell):
+        gid, text = nbgrader_cells.grade_id(cell), cell_text(cell)
+        if not nbgrader_cells.is_test(cell):
             try:
                 _run(hidden.compiled(text, str(gid)), ns)
             except Exception as exc:  # the set-up must run here, else nothing is judged

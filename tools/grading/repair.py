@@ -1,13 +1,10 @@
-"""Stage 4, repair: find the cell that stops a notebook run and replace it.
+"""Repair: find the cell that stops a notebook run and replace it.
 
 ``probe`` runs a notebook cell by cell (in the sandbox, with the limits of
-``tools.grading.limits``) and says where its kernel died or a cell could not be
+``tools.grading.process_limits``) and says where its kernel died or a cell could not be
 interrupted; ``neutralise`` replaces that cell by one that raises (the answer before it
 when the cell is locked). ``python -m tools.grading.repair NOTEBOOK`` is the probe's own
 process.
-
-Depends on: ``tools.grading.limits``, ``tools.grading.screening``, ``tools.grading.cells``,
-``tools.grading.recheck``, ``tools.release.assignments`` (and ``tools.grading.sandbox`` in the probe's process).
 """
 
 from __future__ import annotations
@@ -22,8 +19,8 @@ import nbformat
 
 from tools.release import assignments as course
 from tools.grading import recheck
-from tools.grading.cells import cell_meta
-from tools.grading.limits import run_limited
+from tools.common import nbgrader_cells
+from tools.grading.process_limits import run_limited
 from tools.grading.screening import Screened
 
 def probe_main(path: Path, cell_timeout: int) -> int:
@@ -50,7 +47,7 @@ def probe_main(path: Path, cell_timeout: int) -> int:
         shutdown_kernel="immediate",
     )
     if os.environ.get("MEMCOURSE_SANDBOX", "bwrap") != "off":
-        from tools.grading.sandbox import SandboxKernelManager
+        from tools.grading.kernels import SandboxKernelManager
 
         client.kernel_manager_class = SandboxKernelManager
     try:
@@ -108,7 +105,7 @@ def neutralise(screened: Screened, index: int, why: str) -> str | None:
     target = min(index, len(cells) - 1)
     while target >= 0 and not (
         cells[target]["cell_type"] == "code"
-        and not cell_meta(cells[target]).get("locked")
+        and not nbgrader_cells.is_locked(cells[target])
         and not recheck.grader_cell(cells[target])
     ):
         target -= 1

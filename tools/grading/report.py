@@ -1,14 +1,10 @@
-"""Stage 7, export and report: grades.csv (``nbgrader export``), the report CSV (one line
+"""Export and report: grades.csv (``nbgrader export``), the report CSV (one line
 per submission: score, status, seconds, reasons, when it was handed in and due, its late
 penalty) and the summary printed at the end.
 
 Everything in them a student controls (a folder or file name, a reason, a message) is
 written as text: each CSV cell through ``tools.common.text.csv_cell`` (no formula), each
 printed line through ``tools.common.text.shown`` (no control character).
-
-Depends on: ``tools.grading.outcome``, ``tools.grading.settings``, ``tools.grading.lateness``,
-``tools.release.layout``, ``tools.release.assignments`` (nbgrader), ``tools.common.text``,
-``tools.grading.gradebook``.
 """
 
 from __future__ import annotations

@@ -31,8 +31,7 @@ take the feedback minutes and gigabytes, a 50,000-character one half a second.
 No regular expression touches HTML here: nh3 parses it as a browser does (html5ever).
 
 Stage: none (beside ``cells``: used by judgement for the autograded notebooks and by
-feedback for the pages, and by the hub for Formgrader). Depends on nothing of the course
-(nh3).
+feedback for the pages, and by the hub for Formgrader).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Stage 1, screening: a submitted notebook checked against its source before nbgrader sees it.
+"""Screening: a submitted notebook checked against its source before nbgrader sees it.
 
 The rules: a file that is not a notebook is rejected (scored 0): not JSON, nested too
 deep, not a dict with a list of cells, an old format with a field of the wrong type;
@@ -10,12 +10,6 @@ keeps its visible part only (the release's) and gets the grader's export cell be
 (``tools.grading.recheck``: the answers the whole test reads and the results of the
 student's functions on the test's inputs, printed as plain data). Every change is given
 as a reason.
-
-Depends on: ``tools.grading.cells``, ``tools.grading.hidden``, ``tools.grading.recheck``,
-``tools.release.schedule`` (a header that differs only in its due line is not an edit),
-``tools.common.text`` (a grade id the student chose is quoted; like reasons counted),
-``tools.grading.sanitize`` (a markdown or raw cell longer than a page shows is trimmed
-here, with a note: neither nbgrader nor the feedback handles more).
 """
 
 from __future__ import annotations
@@ -29,7 +23,8 @@ import nbformat
 from tools.common.text import counted, quoted
 from tools.grading import hidden, recheck
 from tools.release import schedule
-from tools.grading.cells import cell_meta, cell_text, new_cell
+from tools.common import nbgrader_cells
+from tools.grading.cells import cell_text, new_cell
 from tools.grading.sanitize import MAX_CELL, trimmed
 
 @dataclass
@@ -85,15 +80,15 @@ def screen(text: str, source: dict, release: dict, split: hidden.Split | None = 
         return Screened(None, upgraded, True)
     split = split or hidden.Split()
 
-    released = [c for c in release["cells"] if cell_meta(c).get("grade_id")]
-    known = {cell_meta(c)["grade_id"]: c for c in released}
-    order = [cell_meta(c)["grade_id"] for c in released]
+    released = [c for c in release["cells"] if nbgrader_cells.grade_id(c)]
+    known = {nbgrader_cells.grade_id(c): c for c in released}
+    order = [nbgrader_cells.grade_id(c) for c in released]
     source_text = {
-        cell_meta(c).get("grade_id"): cell_text(c)
+        nbgrader_cells.grade_id(c): cell_text(c)
         for c in source["cells"]
-        if cell_meta(c).get("grade_id")
+        if nbgrader_cells.grade_id(c)
     }
-    answers = {g for g, c in known.items() if cell_meta(c).get("solution")}
+    answers = {g for g, c in known.items() if nbgrader_cells.is_solution(c)}
     reasons: list[str] = list(upgraded)
     occurrences: dict[str, list[tuple[str, str]]] = collections.defaultdict(list)
     extras: dict[str | None, list[tuple[str, str]]] = collections.defaultdict(list)
@@ -113,7 +108,7 @@ def screen(text: str, source: dict, release: dict, split: hidden.Split | None = 
         if ctype != "code" and len(text_) > MAX_CELL:  # no page shows more (sanitize)
             text_ = trimmed(text_, MAX_CELL)
             long_cells += 1
-        gid = cell_meta(raw).get("grade_id")
+        gid = nbgrader_cells.grade_id(raw)
         if not isinstance(gid, str) or gid not in known:
             if isinstance(gid, str) and gid:
                 unknown.append(f"a cell with the unknown grade id {quoted(gid)} was kept as a plain cell")
@@ -186,7 +181,7 @@ def screen(text: str, source: dict, release: dict, split: hidden.Split | None = 
         rc = known[gid]
         metadata = json.loads(json.dumps(rc.get("metadata", {})))
         cell_id = rc.get("id") or gid
-        if cell_meta(rc).get("grade") and not cell_meta(rc).get("solution") and rc["cell_type"] == "code":
+        if nbgrader_cells.is_test(rc):
             names, _ = hidden.exported_names(source, source_text.get(gid, cell_text(rc)))
             emit("code", recheck.export_cell_source(names, split.calls.get(gid, [])), {},
                  f"{recheck.EXPORT_ID}-{gid}", None)

@@ -1,7 +1,6 @@
 """The settings of one grading run, and the environment nbgrader's processes get.
 
-Stage: none (shared by every stage below the pipeline). Depends on nothing of the course
-(``tools.ROOT``, the folder nbgrader's processes import tools from) but memkit's location (for the sandbox).
+Stage: none (shared by every stage below the pipeline).
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ class Settings:
     wall: float | None = None  # seconds per submission; None: ``submission_limit``
     memory_mb: int = 4096
     work: Path | None = None  # staging area (a temporary directory by default)
-    sandbox: str = "bwrap"  # "bwrap": every kernel in the sandbox (tools.grading.sandbox); "off"
+    sandbox: str = "bwrap"  # "bwrap": every kernel in the sandbox (tools.grading.box); "off"
     ledger: dict = field(default_factory=dict)  # the gradebook rows as the grader left them
     boxes: Path | None = None  # where the sandboxes' private folders go (removed at the end)
     seats: dict = field(default_factory=dict)  # {student id: seat} (memkit.class_list)

@@ -34,8 +34,6 @@ marked (up to ``SHOWN_CHARS`` characters a side), and the class's median. It sho
 (``tools.grading.sanitize.clean_html``) as every page the grader writes: nothing in it runs.
 
 Stage: after the feedback, before the export (``cli`` lists the pages in the summary).
-Depends on: ``tools.grading.cells``, ``tools.grading.sanitize``, ``tools.grading.outcome``,
-``tools.grading.settings`` (copydetect).
 """
 
 from __future__ import annotations
@@ -49,7 +47,8 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools.grading.cells import cell_meta, cell_text, read_nb
+from tools.common import nbgrader_cells
+from tools.grading.cells import cell_text, read_nb
 from tools.grading.outcome import Outcome
 from tools.grading.sanitize import clean_html
 from tools.grading.settings import Settings
@@ -78,8 +77,8 @@ def answer_code(nb: dict, template: str = "") -> str:
     for cell in nb.get("cells", []) if isinstance(nb, dict) else []:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
-        meta = cell_meta(cell)
-        if meta.get("solution") or not meta:
+        meta = nbgrader_cells.metadata(cell)
+        if nbgrader_cells.is_solution(cell) or not meta:
             lines = [ln for ln in cell_text(cell).split("\n")
                      if len(ln) > TEMPLATE_LINE or _shape(ln) not in given]
             parts.append("\n".join(lines))

@@ -1,17 +1,15 @@
-"""Stage 2, staging: the screened notebooks of one submission, written where nbgrader reads them.
+"""Staging: the screened notebooks of one submission, written where nbgrader reads them.
 
 ``stage`` screens every notebook of a submission (``tools.grading.screening``) and notes
 what is missing or extra; ``write_stage`` writes the result as nbgrader's submitted tree.
-Nothing of the submission is followed or read whole (``tools.grading.student_files``): a
+Nothing of the submission is followed or read whole (``tools.common.safe_files``, within the limits of
+``tools.grading.student_files``): a
 notebook that is a link or a special file is rejected, another file that is one is left
 out (each with its reason), and only regular files within their size limits are read or
 copied. Its ``timestamp.txt`` (when it was handed in) is read apart
 (``tools.grading.lateness``): nbgrader gets a clean one, or none with the reason. A name
 the student chose is quoted in its reason, never put first, and like reasons are counted
 past the first few (``tools.common.text``): 20,000 files make four reasons, not 20,000.
-
-Depends on: ``tools.grading.screening``, ``tools.grading.student_files``,
-``tools.grading.lateness``, ``tools.grading.settings``, ``tools.common.text``.
 """
 
 from __future__ import annotations
@@ -25,7 +23,8 @@ from pathlib import Path
 import nbformat
 
 from tools.common.text import counted, quoted
-from tools.grading import lateness, student_files as files
+from tools.common import safe_files as files
+from tools.grading import lateness, student_files as limits
 from tools.grading.screening import Screened, screen
 from tools.grading.settings import Settings
 
@@ -70,7 +69,7 @@ def stage(
             reasons.append(f"{name}: not handed in: scored 0")
             continue
         try:
-            raw = files.read_bounded(folder / name, files.MAX_NOTEBOOK)
+            raw = files.read_bounded(folder / name, limits.MAX_NOTEBOOK)
         except files.Refused as exc:
             reasons.append(f"{name}: not a notebook ({exc}): scored 0")
             continue
@@ -105,7 +104,7 @@ def stage(
             size = (folder / name).lstat().st_size
         except OSError:
             continue
-        if size > files.MAX_FILE or total + size > files.MAX_FILES_TOTAL or len(kept) >= files.MAX_FILES:
+        if size > limits.MAX_FILE or total + size > limits.MAX_FILES_TOTAL or len(kept) >= limits.MAX_FILES:
             left_out.setdefault("over the size or count limit of a submission's files",
                                 []).append(name)
             continue
@@ -129,7 +128,7 @@ def write_stage(staged: Staged, into: Path) -> None:
     target.mkdir(parents=True)
     for name in staged.files:  # regular files when staged: copied only if they still are
         try:
-            files.copy_bounded(staged.folder / name, target / name, files.MAX_FILE)
+            files.copy_bounded(staged.folder / name, target / name, limits.MAX_FILE)
         except OSError:
             pass
     for name, s in staged.screened.items():

@@ -10,10 +10,7 @@ the environment it would have been given, nbgrader's command line. The warm proc
 only forks and reports: ``{"pid": ...}`` when a run starts, ``{"pid": ..., "rc": ...}``
 when it ends (a negative rc: killed by that signal).
 
-Stage: the running of nbgrader (``tools.grading.autograde``). Depends on:
-``tools.release.assignments`` (nbgrader's environment, the imports it skips),
-``tools.grading.limits`` (an address-space limit, killing a tree); ``tools.grading.sandbox`` is
-imported in the warm process (nbgrader's preprocessor).
+Stage: the running of nbgrader (``tools.grading.autograde``).
 """
 
 from __future__ import annotations
@@ -28,7 +25,7 @@ import time
 from pathlib import Path
 
 from tools import ROOT
-from tools.grading.limits import kill_tree, limits
+from tools.grading.process_limits import kill_tree, limits
 from tools.release import assignments as course
 
 
@@ -38,7 +35,7 @@ def serve() -> None:
     course.skip_slow_imports()
     from nbgrader.apps.nbgraderapp import main  # the import each run would pay
 
-    import tools.grading.sandbox  # noqa: F401 - the preprocessor nbgrader loads by name
+    import tools.grading.preprocessors  # noqa: F401 - the preprocessors nbgrader loads by name
 
     replies = os.dup(1)
     quiet = os.open(os.devnull, os.O_RDWR)

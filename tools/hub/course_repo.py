@@ -34,8 +34,6 @@ repository of another user otherwise), which ``tools.hub.local`` writes.
 ``git-pull`` link, and so is every chapter's launch button of the HTML book): the first
 pull clones the repository into ``~/memcourse``; a later pull keeps what the student
 changed (nbgitpuller's merge rules, in the README's *The course hub*).
-
-Depends on nothing of the course but git.
 """
 
 from __future__ import annotations

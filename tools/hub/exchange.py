@@ -35,8 +35,8 @@ with the nbgrader plugins that write there):
     text, never a formula: ``tools.common.text``). Nothing in an entry is followed or
     trusted: each folder and file is opened relative to its parent's descriptor with
     ``O_NOFOLLOW``, checked on the descriptor, read at most to the size limit and copied
-    into a private folder first, so an entry changed under the collection is refused, not
-    followed.
+    into a private folder first (``tools.common.safe_files``), so an entry changed under
+    the collection is refused, not followed.
 
 Imported by ``tools.hub.local`` and, as an nbgrader plugin, by the instructor's nbgrader
 (the hub puts the lab's files, this package with them, on the users' ``PYTHONPATH``).
@@ -63,6 +63,7 @@ from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import parse_utc
 from traitlets import Unicode
 
+from tools.common import safe_files
 from tools.common.text import csv_cell, shown
 from tools.hub.shares import SharedRoot
 
@@ -381,12 +382,10 @@ def _open_checked(dirfd: int, name: str, uid: int, folder: bool, where: str):
         raise Refused(f"{where} cannot be looked at ({exc.strerror})") from None
     if not (stat.S_ISDIR(st.st_mode) if folder else stat.S_ISREG(st.st_mode)):
         raise Refused(f"{where} is {_kind(st.st_mode)} (only files and folders are collected)")
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        fd = os.open(name, flags | (os.O_DIRECTORY if folder else 0), dir_fd=dirfd)
+        fd, seen = safe_files.open_checked(name, dir_fd=dirfd, folder=folder)
     except OSError as exc:
-        raise Refused(f"{where} cannot be read ({exc.strerror})") from None
-    seen = os.fstat(fd)
+        raise Refused(f"{where} cannot be read ({exc.strerror or exc})") from None
     problem = ("was replaced while it was read" if (seen.st_ino, seen.st_dev) != (st.st_ino, st.st_dev)
                else f"is owned by {_user_name(seen.st_uid)}, not by the student"
                if seen.st_uid != uid else None)
@@ -430,16 +429,9 @@ def _copy_file(dirfd: int, name: str, uid: int, budget: dict, target: Path | Non
             if budget["bytes"] < 0:
                 raise Refused(too_big)
             return
-        out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         try:
-            while chunk := os.read(fd, min(1 << 20, budget["bytes"] + 1)):
-                budget["bytes"] -= len(chunk)
-                if budget["bytes"] < 0:
-                    raise Refused(too_big)
-                view = memoryview(chunk)
-                while view:
-                    view = view[os.write(out, view):]
-        finally:
-            os.close(out)
+            budget["bytes"] -= safe_files.copy_fd(fd, target, budget["bytes"], mode=0o644)
+        except safe_files.TooLarge:
+            raise Refused(too_big) from None
     finally:
         os.close(fd)

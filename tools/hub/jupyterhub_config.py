@@ -157,10 +157,11 @@ def course_lab(spawner) -> None:
     if spawner.user.name in GRADERS and COURSE:  # Formgrader wants the course under the lab's root
         spawner.notebook_dir = COURSE
     if role == "student" and COURSE:  # the student's own due dates (extensions.yml)
-        from tools.lab import scores
+        from tools.lab import scores_page
 
         try:
-            spawner.environment[scores.EXTENSIONS_ENV] = scores.extensions_of(COURSE, spawner.user.name)
+            spawner.environment[scores_page.EXTENSIONS_ENV] = scores_page.extensions_of(
+                COURSE, spawner.user.name)
         except SystemExit as exc:  # the instructor's make publish says it too
             spawner.log.warning("extensions not given to %s: %s", spawner.user.name, exc)
 

@@ -84,19 +84,19 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 # the helpers of tools/common it writes its report with)
 LAB_FILES = ["jupyter", "book", "tools/__init__.py", "tools/lab/__init__.py",
              "tools/lab/launch.py", "tools/lab/contents.py", "tools/lab/student_work.py",
-             "tools/lab/scores.py", "tools/lab/check.py", "tools/lab/validate.py",
-             "tools/lab/boxed_kernels.py", "tools/grading/sandbox.py",
+             "tools/lab/scores_page.py", "tools/lab/notebook_check.py", "tools/lab/validate.py",
+             "tools/lab/boxed_kernels.py", "tools/grading/box.py", "tools/grading/kernels.py",
              "tools/book/__init__.py", "tools/book/toc.py", "tools/book/study_time.py",
              "tools/book/take_away.py",
-             "tools/grading/student_files.py",
+             "tools/grading/student_files.py", "tools/common/safe_files.py", "tools/common/nbgrader_cells.py",
              "tools/grading/__init__.py", "tools/grading/sanitize.py", "tools/release",
              "tools/common/__init__.py", "tools/common/text.py", "tools/common/nbgrader_cli.py",
              "tools/hub/__init__.py", "tools/hub/exchange.py", "tools/hub/shares.py"]
 # what the instructor's nbgrader imports from the course folder (the exchange's collect),
 # and what `make publish` runs there (kept up to date in a copy an older `make hub` made)
 PLUGIN_FILES = ["tools/__init__.py", "tools/common/__init__.py", "tools/common/text.py",
-                "tools/hub/__init__.py", "tools/hub/exchange.py", "tools/hub/shares.py",
-                "tools/hub/course_repo.py"]
+                "tools/common/safe_files.py", "tools/hub/__init__.py", "tools/hub/exchange.py",
+                "tools/hub/shares.py", "tools/hub/course_repo.py"]
 # what memkit's package is built from
 PACKAGE_FILES = ["memkit", "pyproject.toml"]  # memkit/README.md: its readme
 

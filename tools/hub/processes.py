@@ -6,7 +6,7 @@ session of their own (``background``), their PIDs in the state folder; the start
 for them to listen (``wait_listening``) and the stop ends them by PID (``wait_gone``).
 
 A student's terminal or kernel can leave a process running that is no child of anything
-the hub knows (``setsid nohup sleep``, a double fork, a loop that forks): issue 26, item 7.
+the hub knows (``setsid nohup sleep``, a double fork, a loop that forks).
 ``processes_of`` finds the live processes of some users in ``/proc``; ``end_all`` ends
 every one of them, by ``kill(-1)`` run as each user (one call that signals all of that
 user's processes, so a forking process cannot outrun it), SIGTERM first, then SIGKILL.

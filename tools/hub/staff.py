@@ -28,9 +28,6 @@ A grader is in no other course's group, so no other course folder is theirs to r
 ``ensure`` does it for a hub (``tools.hub.local``'s ``Hub``), after putting the schedule's due
 dates and the extensions in the gradebook (``python -m tools.grading.lateness`` run in the
 course folder as the instructor: Formgrader shows them before anything is graded).
-
-Depends on: nothing of the course (``setfacl``, Debian's ``acl``; ``gpasswd``; the course
-folder's own ``tools.grading.lateness``, run as a command).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A notebook under a folder of students' work (``submitted/``, ``autograded/``,
 ``feedback/``: ``tools.lab.student_work.STUDENT_FOLDERS``) of the lab's root gets its
-kernel started in the box the grader runs submissions in (``tools.grading.sandbox``): a
+kernel started in the box the grader runs submissions in (``tools.grading.box``, its kernels ``tools.grading.kernels``): a
 private folder holding a copy of the notebook's folder's files (no notebook, no course
 file, no solution, no gradebook), the course's Python read-only, no network, no
 environment, a PID namespace of its own; its own user when the server runs as root, else
@@ -25,7 +25,7 @@ from pathlib import Path
 from jupyter_server.services.kernels.kernelmanager import (AsyncMappingKernelManager,
                                                            ServerKernelManager)
 
-from tools.grading.sandbox import SandboxKernelManager
+from tools.grading.kernels import SandboxKernelManager
 from tools.lab.student_work import STUDENT_FOLDERS
 
 BOXED = "python3-boxed"

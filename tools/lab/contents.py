@@ -34,8 +34,6 @@ written; when no cell's text differs from the file, the file is not written at a
 run, an autosave, a kernel renamed ... change nothing). When the student did edit a
 cell, the file is written by Jupytext and its front matter and layout are kept as they
 were, so the diff holds only the student's edits.
-
-Depends on: ``tools.book.study_time``, ``tools.book.take_away`` (the substitutions' texts).
 """
 
 from __future__ import annotations

@@ -20,12 +20,6 @@ grader checks the answers against that id's numbers. Where bubblewrap does not e
 (macOS) the notebook runs unsandboxed, as ``make check`` runs it (it is the student's own,
 on their machine), and the report says so. A class on a hub is graded by its instructor;
 this is for checking oneself.
-
-Depends on: ``tools.lab.check`` (the questions of a notebook, as released and answered;
-whose numbers), ``tools.grading.sandbox`` (whether its sandbox can run here),
-``tools.grading.gradebook`` (the gradebook read), ``tools.release.layout`` (where the
-assignments live), ``tools.common.text`` (what a notebook says, printed with its control
-characters escaped); ``tools.grading`` itself runs as a command.
 """
 
 from __future__ import annotations
@@ -43,8 +37,9 @@ from pathlib import Path
 
 import nbformat
 from tools import ROOT
+from tools.common import nbgrader_cells
 from tools.common.text import shown
-from tools.lab.check import (NOT_ATTEMPTED, cell_error, nbgrader_meta, questions, unchanged,
+from tools.lab.notebook_check import (NOT_ATTEMPTED, cell_error, questions, unchanged,
                              whose_numbers)
 from tools.release.layout import ASSIGNMENT, RELEASE, SOURCE
 
@@ -112,9 +107,9 @@ def sandbox_here() -> str:
     grader's message when it cannot run), ``off`` where bubblewrap does not exist."""
     if platform.system() != "Linux":
         return "off"
-    from tools.grading import sandbox
+    from tools.grading.box import unusable
 
-    problem = sandbox.unusable()
+    problem = unusable()
     if problem:
         raise CannotGrade(problem)
     return "bwrap"
@@ -160,8 +155,8 @@ def _messages(autograded: Path) -> dict[str, str]:
     found = {}
     for cell in nbformat.read(autograded, as_version=4).cells:
         error = cell_error(cell)
-        if nbgrader_meta(cell).get("grade_id") and error:
-            found[nbgrader_meta(cell)["grade_id"]] = f"{error[0]}: {error[1]}".rstrip(": ")[:300]
+        if nbgrader_cells.grade_id(cell) and error:
+            found[nbgrader_cells.grade_id(cell)] = f"{error[0]}: {error[1]}".rstrip(": ")[:300]
     return found
 
 
@@ -217,7 +212,7 @@ def grade(notebook: Path, student: str, root: Path = ROOT, keep_in: Path | None 
         results, wrong = [], set()
         for q in asked:
             ids = ([q.answer_id] if q.written else []) + [
-                nbgrader_meta(handed_in.cells[i]).get("grade_id", "") for i in q.test_indices]
+                nbgrader_cells.grade_id(handed_in.cells[i]) or "" for i in q.test_indices]
             scored = [scores[i] for i in ids if i in scores]
             waiting = q.written or any(s is None for s, _ in scored)
             attempted = not unchanged(handed_in.cells[q.answer_index])

@@ -2,7 +2,7 @@
 
 A submission is written by someone who may want the instructor's account: raw HTML in a
 markdown cell, an ``onerror`` in an ``<img>``, ``display(HTML("<script>..."))`` in an
-answer (issue 26, item 1). The instructor meets it in Formgrader (nbgrader's pages,
+answer. The instructor meets it in Formgrader (nbgrader's pages,
 served by this lab: the manual grading of a submission renders the autograded notebook
 as HTML in the instructor's origin), in the files of a submission, and in the lab itself
 (a notebook, a feedback page opened with *Trust HTML*). This server extension, loaded by

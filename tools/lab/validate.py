@@ -6,7 +6,7 @@ lists every failing test cell with its traceback, so an unanswered question show
 ``NameError`` from its test. This server extension answers that request instead
 (nbgrader's ``validate_assignment`` extension is turned off in
 ``jupyter/jupyter_server_config.py``): the notebook is run as ``make check`` runs it
-(``tools.lab.check.check``), and each question that is not attempted or whose visible test
+(``tools.lab.notebook_check.check``), and each question that is not attempted or whose visible test
 failed is listed in nbgrader's answer format (its ``failed`` list: the question, then
 ``make check``'s words for it, HTML-escaped, since the dialog shows them as HTML), then the
 notebook's warnings (locked cells changed). A notebook whose questions all have the form
@@ -14,8 +14,6 @@ asked for gets nbgrader's empty answer ("Success!"). ``/nbgrader_version`` is an
 nbgrader's own handler. Only a notebook under the server's root is run, and never one in a
 folder of students' work (``tools.lab.student_work.STUDENT_FOLDERS``): in the instructor's
 lab that would run a student's code as the instructor, outside the grader's box.
-
-Depends on: ``tools.lab.check``, ``tools.lab.student_work``.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ from pathlib import Path
 
 from tornado import web
 
-from tools.lab.check import FORMAT_OK, NOT_ATTEMPTED, check
+from tools.lab.notebook_check import FORMAT_OK, NOT_ATTEMPTED, check
 from tools.lab.student_work import STUDENT_FOLDERS
 
 HINT = "write your answer in place of `raise NotImplementedError()`, then run it"

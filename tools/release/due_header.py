@@ -9,8 +9,6 @@ is due and what lateness costs (the ``describe()`` of the late-submission plugin
 course configures; nbgrader's own plugins have none, and then only the date is said). A
 session without a due date is released unchanged, so ``exercises/`` only changes when a
 term's dates are set.
-
-Depends on: ``tools.release.schedule`` (nbgrader's preprocessor interface).
 """
 
 from __future__ import annotations
@@ -19,6 +17,7 @@ from pathlib import Path
 
 from nbgrader.preprocessors import NbGraderPreprocessor
 
+from tools.common import nbgrader_cells
 from tools.release import schedule
 from tools.release.schedule import MARK, due_line, with_due_line
 
@@ -41,8 +40,7 @@ class DueDateHeader(NbGraderPreprocessor):
         term = schedule.load(Path.cwd())  # nbgrader converts from the course's root
         line = due_line(term, assignment, self._policy_text())
         cells = nb.cells
-        header = next((c for c in cells if c.get("metadata", {}).get("nbgrader", {})
-                       .get("grade_id") == "header"), None)
+        header = next((c for c in cells if nbgrader_cells.grade_id(c) == "header"), None)
         header = header or next((c for c in cells if c.cell_type == "markdown"), None)
         if header is not None and (line or MARK in header.source):
             header.source = with_due_line(header.source, line)

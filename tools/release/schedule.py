@@ -25,9 +25,6 @@ the release (the notebooks' headers) and the hub's start page are built from the
 files. The file is the source; ``make grade`` writes each date into nbgrader's gradebook
 through its API (``tools.grading.lateness``), so that nbgrader's own lateness
 (``total_seconds_late``) and its late-submission plugin work as nbgrader documents.
-
-Depends on: ``tools.release.layout`` (``memkit.class_list``: the students, and the files
-read as regular files only, no link followed: the hub reads them as root).
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ import re
 import sys
 from pathlib import Path
 
+from tools.common import nbgrader_cells
 from tools.release import layout
 
 FRONT_MATTER = """---
@@ -169,34 +170,33 @@ def _render_notebook(path: Path, nb: dict, number: int, root: Path) -> list[str]
         text = _text(cell).strip("\n")
         if not text.strip():
             continue
-        meta = cell.get("metadata", {}).get("nbgrader", {})
         options = (options_markdown(text, f"session-{number}/{path.stem}")
-                   if cell.get("cell_type") == "code" and meta.get("locked")
-                   and str(meta.get("grade_id", "")).endswith("-options") else None)
+                   if cell.get("cell_type") == "code" and nbgrader_cells.is_locked(cell)
+                   and str(nbgrader_cells.grade_id(cell) or "").endswith("-options") else None)
         if options:
             parts.append(_demote(_relink(options, root)))
         elif cell.get("cell_type") == "code":
-            if meta.get("grade"):
-                points = meta.get("points", 0)
+            if nbgrader_cells.is_grade(cell):
+                points = nbgrader_cells.points(cell)
                 label = (
                     f"*Test cell, {points:g} point{'s' if points != 1 else ''} (the visible tests; "
                     "hidden tests are added when the notebook is graded):*"
                 )
-            elif meta.get("solution"):
+            elif nbgrader_cells.is_solution(cell):
                 label = "*Your answer:*"
-            elif meta.get("locked") and cell is cells[1]:
+            elif nbgrader_cells.is_locked(cell) and cell is cells[1]:
                 label = "*Set-up cell (run it first):*"
             else:
                 label = ""
             block = (label + "\n\n" if label else "") + _fence(text)
-            if meta.get("grade") or meta.get("solution"):
+            if nbgrader_cells.is_grade(cell) or nbgrader_cells.is_solution(cell):
                 # in print: no code to retype, a box to write the answer in
                 parts.append(_only("html", block))
-                if meta.get("solution"):
+                if nbgrader_cells.is_solution(cell):
                     parts.append(_answer_box("3cm"))
             else:
                 parts.append(block)
-        elif meta.get("solution"):
+        elif nbgrader_cells.is_solution(cell):
             # a written answer: the student writes in this cell
             quoted = "\n".join(
                 f"> {line}" if line else ">" for line in _relink(text, root).splitlines()

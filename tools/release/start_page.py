@@ -11,9 +11,6 @@ with links to its chapters (``book/...``), its assignments as a student receives
 session's due date from ``schedule.yml`` (``tools.release.schedule``), the late policy the
 course configures, and the link to the student's scores page on the hub (``scores_url``).
 It is a MyST notebook of markdown cells only, so JupyterLab opens it rendered, links live.
-
-Depends on: ``tools.release.schedule``, ``tools.release.session_pages`` (the front matter
-and the notebooks' titles), ``tools.release.layout``.
 """
 
 from __future__ import annotations
@@ -25,7 +22,7 @@ from tools.release import layout, schedule
 from tools.release.session_pages import FRONT_MATTER, TITLES  # the book's MyST notebook header
 
 FILE = "start.md"
-SCORES_PATH = "/hub/user-redirect/memcourse/scores"  # the student's own server (tools.lab.scores)
+SCORES_PATH = "/hub/user-redirect/memcourse/scores"  # the student's own server (tools.lab.scores_page)
 SESSION = re.compile(r"^Session (\d+)\s*·\s*(.+)$")
 
 

@@ -24,6 +24,5 @@ answer's accepted band against its honest spread (docs/instructor.md, "Calibrati
 =============  ===============================================================
 
 Stage: none (beside the grader: used by ``make calibrate`` and the tests, nothing of the
-grader imports it). Depends on: ``tools.grading.hidden``, ``tools.grading.plain``,
-``tools.grading.cells``, ``tools.grading.sanitize``.
+grader imports it).
 """

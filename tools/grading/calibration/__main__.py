@@ -1,10 +1,6 @@
 """``python -m tools.grading.calibration`` (``make calibrate``): every graded question
 calibrated over a sample of ids (the notebooks split into chunks of ``CHUNK`` ids, run by
 ``--jobs`` worker processes), the report written, its failures printed.
-
-Depends on: ``tools.grading.calibration.book``, ``tools.grading.calibration.catalog``,
-``tools.grading.calibration.engine``, ``tools.grading.calibration.report``,
-``tools.grading.calibration.run``.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ as that by chance), or a whole number of at least
 ``MIN_WHOLE`` (``218 103 808``); a key matches one when it prints the same at the book's
 precision.
 
-Stage: none (the calibration). Depends on nothing of the course.
+Stage: none (the calibration).
 """
 
 from __future__ import annotations

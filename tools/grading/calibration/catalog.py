@@ -17,7 +17,7 @@ and that the course knows of (a false reject, a slip accepted, a key shared) is 
 with its reason, until the question is mended: the report lists it, and the test suite fails
 on any failure not listed here.
 
-Stage: none (the calibration). Depends on nothing of the course.
+Stage: none (the calibration).
 """
 
 from __future__ import annotations

@@ -21,8 +21,7 @@ The answers judged (``Question``):
 
 Nothing here runs a kernel: an answer costs one run of its cell and one of its test.
 
-Stage: none (the calibration). Depends on: ``tools.grading.hidden``, ``tools.grading.plain``,
-``tools.grading.cells``.
+Stage: none (the calibration).
 """
 
 from __future__ import annotations
@@ -41,7 +40,8 @@ import numpy as np
 
 from memkit.variants import uniform
 from tools.grading import hidden
-from tools.grading.cells import cell_meta, cell_text
+from tools.common import nbgrader_cells
+from tools.grading.cells import cell_text
 from tools.grading.plain import Budget, Unplain, canonical, rebuild_within, to_plain
 
 # a seed the student chooses freely in a solution: seed=<expression>, default_rng(<expression>),
@@ -139,12 +139,12 @@ class Notebook:
         found = cls(path, f"{path.parent.name}/{path.stem}", [])
         answers: dict[str, str] = {}
         for cell in source.get("cells", []):
-            meta = cell_meta(cell)
-            gid, text = str(meta.get("grade_id", "")), cell_text(cell)
+            gid, text = str(nbgrader_cells.grade_id(cell) or ""), cell_text(cell)
             if cell.get("cell_type") != "code":
                 continue
-            kind = "test" if hidden.is_test(cell) else "answer" if meta.get("solution") else \
-                "locked" if meta.get("locked") else ""
+            kind = ("test" if nbgrader_cells.is_test(cell)
+                    else "answer" if nbgrader_cells.is_solution(cell)
+                    else "locked" if nbgrader_cells.is_locked(cell) else "")
             if kind:
                 found.cells.append((kind, gid, text))
             if kind == "answer":

@@ -14,9 +14,7 @@
   band of factors of the reference value the test accepts (``engine.band``) and the honest
   answers relative to the reference, with the test's assertions on it (``engine.assertions_on``).
 
-Stage: none (the calibration). Depends on: ``tools.grading.hidden``,
-``tools.grading.calibration.catalog``, ``tools.grading.calibration.engine``,
-``tools.grading.calibration.book``, ``tools.common.student_run``.
+Stage: none (the calibration).
 """
 
 from __future__ import annotations

@@ -4,10 +4,10 @@
 
 ==============  ===============================================================
 ``answers``     the honest students: answers filled in, the points they earn
-``shared_numbers`` a classmate's values typed in (issue 30: every student draws their
+``shared_numbers`` a classmate's values typed in (every student draws their
                 own numbers, so they lose the questions whose answers depend on them)
 ``trouble``     broken files and answers that misbehave (``ZOO``)
-``attacks``     submissions that attack the grader (``ATTACKS``, issue 16)
+``attacks``     submissions that attack the grader (``ATTACKS``)
 ``attacks_files`` the second round (``ATTACKS_25``): links, special files, JSON bombs,
                 the check flooded, the tests read, scripts, time and disk
 ``disguised_copy`` a class in which two students copied each other's code (the
@@ -19,6 +19,5 @@
 ==============  ===============================================================
 
 Stage: none (beside the grader, not in it): used by the tests and ``benchmarks/grading.py``,
-nothing of the grader imports it. Depends on: ``tools.grading.cells``,
-``tools.grading.hidden``, ``tools.release.assignments``.
+nothing of the grader imports it.
 """

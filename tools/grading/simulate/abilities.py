@@ -18,7 +18,7 @@ Two ways to make such a class:
     question (``choose``), or any code; ``plant`` changes a source notebook's hidden test
     (a wrong key, a broken question) in a copy of the course.
 
-Stage: none (beside the grader, for its tests). It imports ``tools.grading.cells``,
+Stage: none (beside the grader, for its tests). It imports ``tools.grading.cells``, ``tools.common.nbgrader_cells``,
 ``tools.grading.hidden``, ``tools.grading.item_analysis`` (which answer a multiple-choice
 question binds) and ``tools.release.assignments``.
 """
@@ -31,7 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tools.grading.cells import cell_meta, cell_text
+from tools.common import nbgrader_cells
+from tools.grading.cells import cell_text
 from tools.grading.hidden import solution_text
 from tools.grading.item_analysis import choices
 from tools.release import assignments as course
@@ -92,7 +93,7 @@ def answer(source_nb: dict, answer_id: str) -> str:
 
 def _cell(nb: dict, grade_id: str) -> dict:
     for cell in nb["cells"]:
-        if cell_meta(cell).get("grade_id") == grade_id:
+        if nbgrader_cells.grade_id(cell) == grade_id:
             return cell
     raise KeyError(f"no cell {grade_id}")
 
@@ -124,8 +125,8 @@ def write_class(root: Path, assignment: str, answers: dict[str, dict[str, dict[s
             nb = copy.deepcopy(json.loads(release.read_text()))
             given = notebooks.get(release.name, {})
             for cell in nb["cells"]:
-                code = given.get(cell_meta(cell).get("grade_id"))
-                if cell_meta(cell).get("solution") and code is not None:
-                    cell["source"] = (answer(source, cell_meta(cell)["grade_id"])
+                code = given.get(nbgrader_cells.grade_id(cell))
+                if nbgrader_cells.is_solution(cell) and code is not None:
+                    cell["source"] = (answer(source, nbgrader_cells.grade_id(cell))
                                       if code == "solution" else code)
             (folder / release.name).write_text(json.dumps(nb, indent=1) + "\n")

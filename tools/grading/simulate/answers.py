@@ -3,8 +3,6 @@
 An answer is the solution cell without nbgrader's markers; a question is an answer cell
 with the test cells after it; a later question that reads a name only an earlier answer
 defines depends on it, so a blank earlier answer costs the later one its points too.
-
-Depends on: ``tools.grading.cells``, ``tools.grading.hidden``.
 """
 
 from __future__ import annotations
@@ -13,7 +11,8 @@ import ast
 import copy
 from dataclasses import dataclass, field
 
-from tools.grading.cells import cell_meta, cell_text
+from tools.common import nbgrader_cells
+from tools.grading.cells import cell_text
 from tools.grading.hidden import solution_text as answer_text  # the solution without markers
 
 
@@ -31,15 +30,14 @@ def questions(source: dict) -> list[Question]:
     """The questions of a source notebook: each answer cell with the test cells after it."""
     found: list[Question] = []
     for cell in source["cells"]:
-        meta = cell_meta(cell)
-        if meta.get("solution") and not meta.get("grade"):
-            found.append(Question(meta["grade_id"], cell["cell_type"] == "code", 0.0))
-        elif meta.get("grade") and not meta.get("solution") and found:
-            found[-1].points += float(meta.get("points", 0))
-            found[-1].test_ids.append(meta["grade_id"])
-        elif meta.get("grade") and meta.get("solution"):
+        if nbgrader_cells.is_solution(cell) and not nbgrader_cells.is_grade(cell):
+            found.append(Question(nbgrader_cells.grade_id(cell), cell["cell_type"] == "code", 0.0))
+        elif nbgrader_cells.is_grade(cell) and not nbgrader_cells.is_solution(cell) and found:
+            found[-1].points += nbgrader_cells.points(cell)
+            found[-1].test_ids.append(nbgrader_cells.grade_id(cell))
+        elif nbgrader_cells.is_grade(cell) and nbgrader_cells.is_solution(cell):
             # a written answer: graded by hand, no autograded points
-            found.append(Question(meta["grade_id"], False, 0.0))
+            found.append(Question(nbgrader_cells.grade_id(cell), False, 0.0))
     return found
 
 
@@ -72,16 +70,16 @@ def dependencies(source: dict, release: dict | None = None) -> dict[str, set[str
     """
     released = {}
     for cell in (release or {"cells": []})["cells"]:
-        if cell_meta(cell).get("solution"):
-            released[cell_meta(cell)["grade_id"]] = cell_text(cell)
-    texts = {cell_meta(c).get("grade_id"): cell_text(c) for c in source["cells"]}
+        if nbgrader_cells.is_solution(cell):
+            released[nbgrader_cells.grade_id(cell)] = cell_text(cell)
+    texts = {nbgrader_cells.grade_id(c): cell_text(c) for c in source["cells"]}
     provides: dict[str, set[str]] = {}
     needs: dict[str, set[str]] = {}
     for q in questions(source):
         if not q.code:
             continue
         defined, _, read = _names(answer_text(next(
-            c for c in source["cells"] if cell_meta(c).get("grade_id") == q.answer_id)))
+            c for c in source["cells"] if nbgrader_cells.grade_id(c) == q.answer_id)))
         stub_defined, stub_functions, _ = _names(released.get(q.answer_id, ""))
         provides[q.answer_id] = (defined - stub_defined) | (defined & stub_functions)
         for test_id in q.test_ids:
@@ -115,18 +113,18 @@ def autograded_points(source: dict) -> float:
 def student_notebook(source: dict, release: dict, answered: set[str]) -> dict:
     """The release with the answers of ``answered`` (grade ids of answer cells) filled in."""
     by_id = {
-        cell_meta(c).get("grade_id"): c for c in source["cells"] if cell_meta(c).get("solution")
+        nbgrader_cells.grade_id(c): c for c in source["cells"] if nbgrader_cells.is_solution(c)
     }
     nb = copy.deepcopy(release)
     for cell in nb["cells"]:
-        grade_id = cell_meta(cell).get("grade_id")
-        if cell_meta(cell).get("solution") and grade_id in answered and grade_id in by_id:
+        grade_id = nbgrader_cells.grade_id(cell)
+        if nbgrader_cells.is_solution(cell) and grade_id in answered and grade_id in by_id:
             cell["source"] = answer_text(by_id[grade_id])
     return nb
 
 
 def index_of(nb: dict, grade_id: str) -> int:
-    return next(i for i, c in enumerate(nb["cells"]) if cell_meta(c).get("grade_id") == grade_id)
+    return next(i for i, c in enumerate(nb["cells"]) if nbgrader_cells.grade_id(c) == grade_id)
 
 
 def code_questions(source: dict) -> list[Question]:

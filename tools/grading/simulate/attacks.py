@@ -1,10 +1,8 @@
 """The hostile students of a simulated class: submissions that attack the grader.
 
-``ATTACKS`` names each attack (issue 16); ``attacked`` writes a full submission carrying
+``ATTACKS`` names each attack; ``attacked`` writes a full submission carrying
 one, with the score it may earn at most (None: no more than the ``wrong`` control, the
 same answers without the attack).
-
-Depends on: ``tools.grading.simulate.answers``, ``tools.grading.cells``.
 """
 
 from __future__ import annotations
@@ -18,7 +16,7 @@ from tools.grading.simulate.answers import (
     autograded_points, index_of, questions, student_notebook,
 )
 
-# What a hostile student tries (issue 16). Each is a submission of the troubled notebook;
+# What a hostile student tries. Each is a submission of the troubled notebook;
 # ``wrong`` is the control the attacks that need wrong answers are compared with: an
 # attack may never score more than the same answers without it.
 ATTACKS = {

@@ -9,9 +9,6 @@ most it may score (None: no more than the ``wrong`` control of
 ``tools.grading.simulate.attacks``) and the reason the report must give (a part of it;
 None: none asked). ``class_archives`` writes the attacks that come in a class archive
 (``ZIP_ATTACKS``), with what each student must get.
-
-Depends on: ``tools.grading.simulate.answers``, ``tools.grading.simulate.attacks``,
-``tools.grading.cells``.
 """
 
 from __future__ import annotations

@@ -12,9 +12,6 @@ zip_collect`` expects (one folder per student) instead of filling ``submitted/``
 
 Each simulated student comes with the score it should get, so that a test can
 compare the grader's result with it (``expected`` in the manifest).
-
-Depends on: ``tools.grading.simulate.answers``, ``tools.grading.simulate.trouble``,
-``tools.release.assignments``.
 """
 
 from __future__ import annotations

@@ -13,9 +13,6 @@ the solution's code, rewritten.
 
     made = simulate_copying(root, assignment, n_students=20, copier="student-13",
                             source="student-07")
-
-Depends on: ``tools.grading.simulate.answers``, ``tools.grading.cells``,
-``tools.release.assignments``.
 """
 
 from __future__ import annotations
@@ -27,7 +24,7 @@ import json
 import random
 from pathlib import Path
 
-from tools.grading.cells import cell_meta
+from tools.common import nbgrader_cells
 from tools.grading.simulate.answers import answer_text, questions
 from tools.release import assignments as course
 
@@ -141,14 +138,14 @@ def honest_notebook(source: dict, release: dict, answered: set[str], rng: random
     counter = iter(range(1, 10**6))
     prefix = rng.choice(["t", "step", "part", "h", "aux", "z"])
     fresh = lambda: f"{prefix}{next(counter)}"  # noqa: E731 - the student's step names
-    by_id = {cell_meta(c).get("grade_id"): c for c in source["cells"] if cell_meta(c).get("solution")}
+    by_id = {nbgrader_cells.grade_id(c): c for c in source["cells"] if nbgrader_cells.is_solution(c)}
     nb = copy.deepcopy(release)
     for cell in nb["cells"]:
-        gid = cell_meta(cell).get("grade_id")
-        if cell_meta(cell).get("solution") and gid in answered and gid in by_id:
+        gid = nbgrader_cells.grade_id(cell)
+        if nbgrader_cells.is_solution(cell) and gid in answered and gid in by_id:
             text = answer_text(by_id[gid])
             cell["source"] = styled(text, rng, fresh) if cell["cell_type"] == "code" else text
-    answer_at = [i for i, c in enumerate(nb["cells"]) if cell_meta(c).get("solution")]
+    answer_at = [i for i, c in enumerate(nb["cells"]) if nbgrader_cells.is_solution(c)]
     for _ in range(rng.randint(1, 3)):
         if not answer_at:
             break
@@ -157,7 +154,7 @@ def honest_notebook(source: dict, release: dict, answered: set[str], rng: random
         nb["cells"].insert(at, {"cell_type": "code", "metadata": {}, "outputs": [],
                                 "execution_count": None, "source": text,
                                 "id": f"{student}-{at}-{rng.randint(0, 10**6)}"})
-        answer_at = [i for i, c in enumerate(nb["cells"]) if cell_meta(c).get("solution")]
+        answer_at = [i for i, c in enumerate(nb["cells"]) if nbgrader_cells.is_solution(c)]
     return nb
 
 
@@ -184,7 +181,7 @@ def disguised(nb: dict, read_by_tests: set[str], rng: random.Random) -> dict:
     nb = copy.deepcopy(nb)
     free: set[str] = set()
     for cell in nb["cells"]:
-        if cell["cell_type"] != "code" or (cell_meta(cell) and not cell_meta(cell).get("solution")):
+        if cell["cell_type"] != "code" or (nbgrader_cells.metadata(cell) and not nbgrader_cells.is_solution(cell)):
             continue
         try:
             tree = ast.parse("".join(cell["source"]))
@@ -198,18 +195,18 @@ def disguised(nb: dict, read_by_tests: set[str], rng: random.Random) -> dict:
     free -= read_by_tests | KEEP
     names = {n: f"my_{n.lower()}_{rng.randint(1, 9)}" for n in sorted(free)}
     for cell in nb["cells"]:
-        if cell["cell_type"] != "code" or (cell_meta(cell) and not cell_meta(cell).get("solution")):
+        if cell["cell_type"] != "code" or (nbgrader_cells.metadata(cell) and not nbgrader_cells.is_solution(cell)):
             continue
         try:
             cell["source"] = ast.unparse(_Rename(names).visit(ast.parse("".join(cell["source"]))))
         except SyntaxError:
             continue
-    added = [c for c in nb["cells"] if c["cell_type"] == "code" and not cell_meta(c)]
-    nb["cells"] = [c for c in nb["cells"] if not (c["cell_type"] == "code" and not cell_meta(c))]
-    answer_at = [i for i, c in enumerate(nb["cells"]) if cell_meta(c).get("solution")]
+    added = [c for c in nb["cells"] if c["cell_type"] == "code" and not nbgrader_cells.metadata(c)]
+    nb["cells"] = [c for c in nb["cells"] if not (c["cell_type"] == "code" and not nbgrader_cells.metadata(c))]
+    answer_at = [i for i, c in enumerate(nb["cells"]) if nbgrader_cells.is_solution(c)]
     for cell in reversed(added):  # each to another place
         nb["cells"].insert(rng.choice(answer_at) + 1, cell)
-        answer_at = [i for i, c in enumerate(nb["cells"]) if cell_meta(c).get("solution")]
+        answer_at = [i for i, c in enumerate(nb["cells"]) if nbgrader_cells.is_solution(c)]
     return nb
 
 
@@ -217,8 +214,7 @@ def _read_by_tests(source: dict) -> set[str]:
     """Names the locked cells read or define (a copier keeps those: the tests need them)."""
     names = set()
     for cell in source["cells"]:
-        meta = cell_meta(cell)
-        if cell["cell_type"] != "code" or meta.get("solution"):
+        if cell["cell_type"] != "code" or nbgrader_cells.is_solution(cell):
             continue
         try:
             tree = ast.parse("".join(cell["source"]))

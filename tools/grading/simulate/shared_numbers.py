@@ -1,6 +1,6 @@
 """A classmate's answers copied: what a student hands in who took another student's values.
 
-Every student draws their own numbers (issue 30, ``memkit.variants``), so the solutions
+Every student draws their own numbers (``memkit.variants``), so the solutions
 compute each student's own answers. ``copied_answers`` runs a source notebook's set-up and
 solutions for one student (``neighbour``) in a forked child of this process and writes each
 answer cell as that student's values, typed in: ``name = <literal>`` for every value an
@@ -8,9 +8,6 @@ answer defines, the functions and imports of the solution kept as they are (a fu
 right or wrong whoever runs it). ``copied_notebook`` puts them in the release, as a student
 who copied them would hand it in: graded for their own id, the questions whose answers
 depend on the numbers lose their points.
-
-Depends on: ``tools.grading.hidden`` (the solutions' text, the names a cell binds, the
-grader's run apart), ``tools.grading.cells``.
 """
 
 from __future__ import annotations
@@ -21,7 +18,8 @@ import math
 import os
 import sys
 
-from tools.grading.cells import cell_meta, cell_text
+from tools.common import nbgrader_cells
+from tools.grading.cells import cell_text
 from tools.grading.hidden import names_bound, run_apart, solution_text
 
 RUN_TIMEOUT = 300.0
@@ -107,15 +105,14 @@ def copied_answers(source_nb: dict, neighbour: str, folder=None,
         ns: dict = {"__name__": "__main__"}
         found = {}
         for cell in source_nb.get("cells", []):
-            meta = cell_meta(cell)
-            if cell.get("cell_type") != "code" or (meta.get("grade") and not meta.get("solution")):
+            if cell.get("cell_type") != "code" or (nbgrader_cells.is_grade(cell) and not nbgrader_cells.is_solution(cell)):
                 continue
-            if not meta.get("solution"):  # the set-up, the options of a question
-                exec(compile(cell_text(cell), str(meta.get("grade_id")), "exec"), ns)  # noqa: S102
+            if not nbgrader_cells.is_solution(cell):  # the set-up, the options of a question
+                exec(compile(cell_text(cell), str(nbgrader_cells.grade_id(cell)), "exec"), ns)  # noqa: S102
                 continue
             text = solution_text(cell)
-            exec(compile(text, str(meta.get("grade_id")), "exec"), ns)  # noqa: S102 - the solution
-            found[meta["grade_id"]] = typed_cell(text, ns)
+            exec(compile(text, str(nbgrader_cells.grade_id(cell)), "exec"), ns)  # noqa: S102 - the solution
+            found[nbgrader_cells.grade_id(cell)] = typed_cell(text, ns)
         return found
 
     result = run_apart(work, timeout)
@@ -128,7 +125,7 @@ def copied_notebook(release: dict, answers: dict[str, str]) -> dict:
     """The release with the answer cells of ``answers`` (``copied_answers``) filled in."""
     nb = copy.deepcopy(release)
     for cell in nb["cells"]:
-        gid = cell_meta(cell).get("grade_id")
-        if cell_meta(cell).get("solution") and gid in answers:
+        gid = nbgrader_cells.grade_id(cell)
+        if nbgrader_cells.is_solution(cell) and gid in answers:
             cell["source"] = answers[gid]
     return nb

@@ -2,8 +2,6 @@
 
 ``ZOO`` names each kind of trouble; ``troubled`` writes a full submission carrying one of
 them, with the autograded score it should still get.
-
-Depends on: ``tools.grading.simulate.answers``, ``tools.grading.cells``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Check your answers: run the visible tests of your notebooks, question by question.
 
-    python -m tools.lab.check [NOTEBOOK ...]        (make check NB=exercises/session-3/exit-test.ipynb)
+    python -m tools.lab.notebook_check [NOTEBOOK ...]        (make check NB=exercises/session-3/exit-test.ipynb)
 
 runs each notebook top to bottom in a fresh kernel (its own folder as working
 directory) and prints, per question, *format ok* with what the visible test checked (the
@@ -14,9 +14,9 @@ Where the course's solutions/ folder is present (a clone, not the course on a hu
 right or wrong per question (``tools.lab.self_grade``, which reads notebooks with the
 helpers here); the lab's Validate button says what this module says (``tools.lab.validate``).
 
-    python -m tools.lab.check --id alice           (make check ID=alice)
+    python -m tools.lab.notebook_check --id alice           (make check ID=alice)
 
-sets your student id once (issue 30): the exit tests draw your own numbers from it
+sets your student id once: the exit tests draw your own numbers from it
 (``memkit.variants``). Set the id your instructor files your work under (the folder name
 of ``submitted/<your id>/``): the grader checks your answers against that id's numbers.
 Without it you get the default id's; on the course's JupyterHub your hub user is your id.
@@ -36,13 +36,9 @@ from pathlib import Path
 
 import nbformat
 from tools import ROOT
+from tools.common import nbgrader_cells
 from tools.common.text import shown
 
-
-
-def nbgrader_meta(cell) -> dict:
-    """A cell's nbgrader metadata ({} when it has none)."""
-    return cell.get("metadata", {}).get("nbgrader", {}) or {}
 
 
 def _title(text: str) -> str:
@@ -72,18 +68,17 @@ def questions(nb) -> list[Question]:
     found: list[Question] = []
     title = ""
     for index, cell in enumerate(nb.cells):
-        meta = nbgrader_meta(cell)
-        if cell.cell_type == "markdown" and meta.get("locked"):
+        if cell.cell_type == "markdown" and nbgrader_cells.is_locked(cell):
             title = _title(cell.source)
-        if meta.get("solution"):
-            q = Question(meta.get("grade_id", f"cell {index + 1}"), title, answer_index=index)
-            if meta.get("grade"):
+        if nbgrader_cells.is_solution(cell):
+            q = Question(nbgrader_cells.grade_id(cell) or f"cell {index + 1}", title, answer_index=index)
+            if nbgrader_cells.is_grade(cell):
                 q.written = True
-                q.points = float(meta.get("points", 0))
+                q.points = nbgrader_cells.points(cell)
             found.append(q)
-        elif meta.get("grade") and found:
+        elif nbgrader_cells.is_grade(cell) and found:
             found[-1].test_indices.append(index)
-            found[-1].points += float(meta.get("points", 0))
+            found[-1].points += nbgrader_cells.points(cell)
     return found
 
 
@@ -91,7 +86,7 @@ def unchanged(cell) -> bool:
     """True if an answer cell is still as released (nbgrader's checksum says so)."""
     from nbgrader.utils import compute_checksum
 
-    checksum = nbgrader_meta(cell).get("checksum")
+    checksum = nbgrader_cells.metadata(cell).get("checksum")
     return bool(checksum) and checksum == compute_checksum(cell)
 
 
@@ -132,13 +127,9 @@ def _changed_locked(nb) -> list[str]:
 
     changed = []
     for cell in nb.cells:
-        meta = nbgrader_meta(cell)
-        if (
-            meta.get("locked")
-            and meta.get("checksum")
-            and meta["checksum"] != compute_checksum(cell)
-        ):
-            changed.append(meta.get("grade_id", "?"))
+        checksum = nbgrader_cells.metadata(cell).get("checksum")
+        if nbgrader_cells.is_locked(cell) and checksum and checksum != compute_checksum(cell):
+            changed.append(nbgrader_cells.grade_id(cell) or "?")
     return changed
 
 
@@ -292,7 +283,7 @@ def set_id(value: str | None, forget: bool) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tools.lab.check",
+        prog="python -m tools.lab.notebook_check",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

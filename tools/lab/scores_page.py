@@ -17,9 +17,6 @@ the hub gives their server at spawn, ``MEMCOURSE_EXTENSIONS``) are said above th
 The numbers are read from the feedback pages the grader wrote (nbgrader's
 ``(Score: x / y)`` heading of each notebook and its *Late submission penalty* line); the
 page is built from escaped text only and runs no script.
-
-Depends on: ``tools.release.schedule`` (``extensions_of``, run by the hub at spawn; the page
-itself on nbgrader's assignment-list server extension and Jupyter Server only).
 """
 
 from __future__ import annotations
@@ -253,7 +250,7 @@ class ScoresHandler(JupyterHandler):
 
 
 def _jupyter_server_extension_points():
-    return [{"module": "tools.lab.scores"}]
+    return [{"module": "tools.lab.scores_page"}]
 
 
 def _load_jupyter_server_extension(serverapp) -> None:

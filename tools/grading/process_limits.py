@@ -1,8 +1,7 @@
 """Running a process with limits: a wall-clock limit after which its whole process tree is
 killed, an address-space limit, its own session (process group).
 
-Stage: the running of nbgrader and of the probe use it. Depends on:
-``tools.release.assignments`` (nbgrader's environment).
+Stage: the running of nbgrader and of the probe use it.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 from tools.release import assignments as course
+
 
 def descendants(pid: int) -> list[int]:
     """Every process below ``pid`` (kernels run in their own session, so not in its group)."""
