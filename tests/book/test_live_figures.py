@@ -136,8 +136,8 @@ def test_frames_have_the_pixels_and_readings_of_the_python_figure(built_book, fi
         shown_at = spec["narrow"] if layout == "narrow" else spec
         assert (shown_at["width"], shown_at["height"]) == tuple(
             round(side * style.DPI) for side in fig.size)
-        assert decoded(frame).shape[:2] == (shown_at["height"] * frames.FRAME_SCALE,
-                                            shown_at["width"] * frames.FRAME_SCALE)
+        assert decoded(frame).shape[:2] == tuple(
+            round(side * style.DPI * frames.FRAME_SCALE) for side in reversed(fig.size))
 
 
 def test_page_without_javascript_keeps_the_default_picture_and_its_reading(built_book):
