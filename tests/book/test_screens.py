@@ -49,8 +49,9 @@ MEASURE = """async () => {
     const shown = img.currentSrc.includes(`/_figures/${data.id}/narrow/`) ? 'narrow' : 'wide';
     layouts.push(shown);
     const size = shown === 'narrow' ? data.narrow : data;
-    if (img.width !== size.width || img.height !== size.height)
-      out.push(`figure ${root.dataset.figure}: its ${shown} frame laid out at ${img.width} x ${img.height}, not ${size.width} x ${size.height}`);
+    const declared = [img.getAttribute('width'), img.getAttribute('height')].map(Number);
+    if (declared[0] !== size.width || declared[1] !== size.height)
+      out.push(`figure ${root.dataset.figure}: its ${shown} frame declared ${declared.join(' x ')}, not ${size.width} x ${size.height}`);
     if (img.naturalWidth < box.width * devicePixelRatio - 1)
       out.push(`figure ${root.dataset.figure}: ${img.naturalWidth} px shown at ${box.width.toFixed(0)} x ${devicePixelRatio}`);
   }
@@ -136,7 +137,8 @@ def test_every_figure_and_formula_fits_the_screen(site, tabs, screen, page_path)
 
 
 FIGURE = '.memfig-live[data-figure="soft-dictionary"]'
-SHOWN = """img => [img.currentSrc.split('/_figures/')[1], img.width, img.height,
+SHOWN = """img => [img.currentSrc.split('/_figures/')[1], Number(img.getAttribute('width')),
+                   Number(img.getAttribute('height')),
                    img.getBoundingClientRect().right, document.documentElement.clientWidth]"""
 
 
