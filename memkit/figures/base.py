@@ -40,8 +40,10 @@ column; ``size`` inches) or ``layout="narrow"`` (a phone's column: ``narrow_size
 inches, ``NARROW_WIDTH`` wide, 352 CSS pixels at ``style.DPI``, shown 1:1 in a column of
 about 358). The narrow layout stacks the panels in one column (:func:`panels`), lays
 them out with matplotlib's constrained layout (titles, labels and ticks kept inside the
-figure; ``narrow_grid = False`` for a figure that places its axes itself), and draws every text at ``NARROW_MIN_PT`` points or more: 10 pt at 80 pixels per
-inch is 11.1 CSS pixels as the phone shows it.
+figure; ``narrow_grid = False`` for a figure that places its axes itself), and draws
+every text at ``NARROW_MIN_PT`` points or more: 10 pt at 80 pixels per inch is 11.1 CSS
+pixels as the phone shows it. The layout is computed once, by the first full draw; an
+update draws only the dynamic artists over it.
 """
 
 from __future__ import annotations

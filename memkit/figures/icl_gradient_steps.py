@@ -52,7 +52,8 @@ class IclGradientSteps(InteractiveFigure):
         return {"layers": widgets.IntSlider(value=1, min=0, max=MAX_LAYERS, description="layers k")}
 
     def build(self, figure):
-        left, right = panels(figure, self.layout, 2, [3, 2],
+        left, right = panels(
+            figure, self.layout, 2, [3, 2],
             wide=dict(left=0.08, right=0.98, top=0.86, bottom=0.27, wspace=0.3))
         left.scatter(X[:, 0], Y[:, 0], s=40, color=style.VALUE, zorder=3, label="prompt pairs")
         w_ls = float(icl.least_squares_fit(X, Y)[0, 0])

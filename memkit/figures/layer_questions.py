@@ -86,8 +86,9 @@ class LayerQuestions(InteractiveFigure):
                                                description="layer")}
 
     def build(self, figure):
-        card, count = panels(figure, self.layout, 2, [3, 1.3], heights=[1.5, 1],
-                             wide=dict(left=0.02, right=0.98, top=0.9, bottom=0.25, wspace=0.45))
+        card, count = panels(
+            figure, self.layout, 2, [3, 1.3], heights=[1.5, 1],
+            wide=dict(left=0.02, right=0.98, top=0.9, bottom=0.25, wspace=0.45))
         (self.line,) = count.plot(TOKENS, np.ones_like(TOKENS), color=style.KEY, lw=2)
         count.set_yscale("log")
         count.set_ylim(1e3, 1e6)

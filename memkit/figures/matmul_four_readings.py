@@ -93,8 +93,9 @@ class MatmulFourReadings(InteractiveFigure):
 
     def build(self, figure):
         if self.layout == "wide":  # the formulas in a row over the three matrices
-            axes = panels(figure, self.layout, 3, [3, 4, 4],
-                          wide=dict(left=0.03, right=0.99, top=0.80, bottom=0.2, wspace=0.25))
+            axes = panels(
+                figure, self.layout, 3, [3, 4, 4],
+                wide=dict(left=0.03, right=0.99, top=0.80, bottom=0.2, wspace=0.25))
             where = figure.transFigure
             spots = [((i + 0.5) / 4, 0.92) for i in range(4)]
             box = (0.24, 0.135)

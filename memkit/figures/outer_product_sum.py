@@ -54,7 +54,8 @@ class OuterProductSum(InteractiveFigure):
         return {"m": widgets.IntSlider(value=2, min=0, max=4, description="terms m")}
 
     def build(self, figure):
-        self.ax_sum, self.ax_full = panels(figure, self.layout, 2,
+        self.ax_sum, self.ax_full = panels(
+            figure, self.layout, 2,
             wide=dict(left=0.03, right=0.97, top=0.86, bottom=0.16, wspace=0.15))
         self.scale = float(np.max(np.abs(A @ B)))
         self.sum_cells = cell_grid(self.ax_sum, *(A @ B).shape)

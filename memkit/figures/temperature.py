@@ -70,7 +70,8 @@ class Temperature(InteractiveFigure):
                                             description="β")}
 
     def build(self, figure):
-        left, right = panels(figure, self.layout, 2, [1.3, 1.0],
+        left, right = panels(
+            figure, self.layout, 2, [1.3, 1.0],
             wide=dict(left=0.08, right=0.97, top=0.86, bottom=0.27, wspace=0.3))
         index = np.arange(1, SIMILARITIES.size + 1)
         self.bars = left.bar(index, np.zeros(SIMILARITIES.size), color=style.KEY, width=0.6)

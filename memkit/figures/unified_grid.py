@@ -83,7 +83,8 @@ class UnifiedGrid(InteractiveFigure):
         return {"cell": widgets.ToggleButtons(options=list(CELLS), value=CELLS[0], description="cell")}
 
     def build(self, figure):
-        grid, count = panels(figure, self.layout, 2, [3, 2], heights=[1.5, 1],
+        grid, count = panels(
+            figure, self.layout, 2, [3, 2], heights=[1.5, 1],
             wide=dict(left=0.1, right=0.98, top=0.88, bottom=0.24, wspace=0.28))
         grid.set_xlim(0, 2)
         grid.set_ylim(0, 2)
