@@ -9,6 +9,7 @@ class ``FIGURE``; the module's name is the figure's id with ``_`` for ``-``::
     fig.caption                             # the one-line reading of the state now
     fig.figure                              # the matplotlib Figure
     fig.widget()                            # the box to display in Jupyter
+    figures.get("recall-noise", layout="narrow")  # drawn for a phone's column
     figures.readings("recall-noise", "M")   # {"min": "M = 1: ...", "max": "M = 64: ..."}
     figures.ids()                           # every registered id
 
@@ -35,13 +36,14 @@ def ids() -> list[str]:
     return sorted(name.replace("_", "-") for name in names)
 
 
-def get(figure_id: str, **state) -> InteractiveFigure:
-    """A new figure ``figure_id`` in its default state, or with the given control values."""
+def get(figure_id: str, layout: str = "wide", **state) -> InteractiveFigure:
+    """A new figure ``figure_id`` in its default state, or with the given control values,
+    drawn in ``layout`` ("wide", or "narrow" for a phone's column)."""
     known = ids()
     if figure_id not in known:
         raise KeyError(f"no figure {figure_id!r}; registered figures: {', '.join(known)}")
     module = importlib.import_module(f"memkit.figures.{figure_id.replace('-', '_')}")
-    return module.FIGURE(**state)
+    return module.FIGURE(layout=layout, **state)
 
 
 def readings(figure_id: str, control: str) -> dict[str, str]:

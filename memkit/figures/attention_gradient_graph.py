@@ -18,7 +18,7 @@ from matplotlib.patches import FancyBboxPatch
 from matplotlib.transforms import Affine2D
 
 from memkit import attention, style
-from memkit.figures.base import InteractiveFigure, text_outline
+from memkit.figures.base import InteractiveFigure, text_outline, panels
 from memkit.figures.key_training import BETA, KEY_ANGLES, QUERY, TARGET, VALUES
 
 KEYS = np.column_stack([np.cos(np.radians(KEY_ANGLES)), np.sin(np.radians(KEY_ANGLES))])
@@ -89,6 +89,7 @@ class AttentionGradientGraph(InteractiveFigure):
     id = "attention-gradient-graph"
     chapter = "7"
     size = (7.6, 3.4)
+    narrow_size = (4.4, 5.0)
     alt_text = ("The forward graph of attention in grey, from the query and the keys through "
                 "the logits, the weights and the output to the loss, with copper arrows running "
                 "back to the chosen node, its gradient formula in a box and bars of its "
@@ -102,8 +103,9 @@ class AttentionGradientGraph(InteractiveFigure):
                                               description="node")}
 
     def build(self, figure):
-        self.ax_graph, self.ax_bars = figure.subplots(1, 2, gridspec_kw={"width_ratios": [2.2, 1]})
-        figure.subplots_adjust(left=0.02, right=0.98, top=0.9, bottom=0.2, wspace=0.15)
+        self.ax_graph, self.ax_bars = panels(
+            figure, self.layout, 2, [2.2, 1], heights=[1.8, 1],
+            wide=dict(left=0.02, right=0.98, top=0.9, bottom=0.2, wspace=0.15))
         ax = self.ax_graph
         points = {name: np.array(xy) for name, xy in NODES.items()}
         self._segments = []
@@ -131,8 +133,9 @@ class AttentionGradientGraph(InteractiveFigure):
         for name, (x, y) in NODES.items():
             ax.text(x, y, SYMBOLS[name], ha="center", va="center", fontsize=11, zorder=5,
                     color=role.get(name, style.INK))
-        ax.text(2.45, 2.45, "grey: forward    copper: backward to the picked node", ha="center",
-                fontsize=8, color=style.NEUTRAL)
+        gap = "    " if self.layout == "wide" else "\n"
+        ax.text(2.45, 2.45, f"grey: forward{gap}copper: backward to the picked node",
+                ha="center", fontsize=8, color=style.NEUTRAL)
         ax.add_patch(FancyBboxPatch((1.25, -0.95), 2.4, 0.7, boxstyle="round,pad=0.05",
                                     fc="white", ec=style.QUERY))
         # the formula as one outline (a mathtext Text costs more than the rest of an update)
@@ -166,11 +169,11 @@ class AttentionGradientGraph(InteractiveFigure):
         self.backward.set_colors(colours)
         self.heads.set_facecolors(colours)
         self.ring.set_offsets([NODES[data["node"]]])
-        self.formula.set_paths([text_outline(data["formula"], 12)])
+        self.formula.set_paths([text_outline(data["formula"], self.pt(12))])
         values = data["values"]
         for i, bar in enumerate(self.bars):
             bar.set_height(values[i] if i < values.size else 0.0)
-        self.ticks.set_paths([text_outline(label, 7) for label in data["labels"]])
+        self.ticks.set_paths([text_outline(label, self.pt(7)) for label in data["labels"]])
         self.ticks.set_offsets(np.column_stack([np.arange(values.size), np.full(values.size, -2.3)]))
 
     def describe(self, data):

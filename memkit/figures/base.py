@@ -34,6 +34,16 @@ picture is left out, since the widget prints the reading as text. The book's PNG
 (``png()``) keeps its size, ``size`` inches at ``style.DPI``, resampled from the same
 drawing; the HTML book's frames are that picture at twice its pixels (``png(scale=2)``),
 shown at its size.
+
+Layouts. A figure is drawn ``layout="wide"`` (the default: the lab, the PDF, a desktop's
+column; ``size`` inches) or ``layout="narrow"`` (a phone's column: ``narrow_size``
+inches, ``NARROW_WIDTH`` wide, 352 CSS pixels at ``style.DPI``, shown 1:1 in a column of
+about 358). The narrow layout stacks the panels in one column (:func:`panels`), lays
+them out with matplotlib's constrained layout (titles, labels and ticks kept inside the
+figure; ``narrow_grid = False`` for a figure that places its axes itself), and draws
+every text at ``NARROW_MIN_PT`` points or more: 10 pt at 80 pixels per inch is 11.1 CSS
+pixels as the phone shows it. The layout is computed once, by the first full draw; an
+update draws only the dynamic artists over it.
 """
 
 from __future__ import annotations
@@ -41,6 +51,7 @@ from __future__ import annotations
 import base64
 import functools
 import io
+import math
 from typing import Any
 
 import ipywidgets as widgets
@@ -50,7 +61,9 @@ from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import QuadMesh
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.path import Path
+from matplotlib.text import Text
 from matplotlib.textpath import TextPath
 from PIL import Image
 
@@ -63,6 +76,50 @@ CSS_PX_PER_INCH = 112
 LIVE_DENSITY = 1.5
 #: JPEG quality of the live picture
 LIVE_QUALITY = 92
+#: the layouts a figure is drawn in: side by side (lab, PDF, desktop) or one column (phone)
+LAYOUTS = ("wide", "narrow")
+#: width of the narrow layout, inches (352 CSS px at style.DPI: a phone's column, 1:1)
+NARROW_WIDTH = 4.4
+#: smallest type of the narrow layout, points (11.1 CSS px at style.DPI, shown 1:1)
+NARROW_MIN_PT = 10.0
+#: matplotlib defaults of the narrow layout (style.RC's, with type of NARROW_MIN_PT or more)
+NARROW_RC = {**style.RC, "font.size": NARROW_MIN_PT, "axes.titlesize": 10.5,
+             "axes.labelsize": NARROW_MIN_PT, "xtick.labelsize": NARROW_MIN_PT,
+             "ytick.labelsize": NARROW_MIN_PT, "legend.fontsize": NARROW_MIN_PT}
+#: height of the band under a narrow figure kept for its reading, inches
+NARROW_READING_BAND = 0.25
+
+
+def panels(figure: Figure, layout: str, count: int, ratios=None, heights=None,
+           wide: dict | None = None, rows: tuple[int, ...] | None = None,
+           **subplot_kw) -> list:
+    """``count`` axes: side by side in one row (``layout="wide"``, a gridspec with
+    ``width_ratios=ratios`` and the margins and ``wspace`` of ``wide``), or in one column,
+    top to bottom in the same order (``"narrow"``: ``height_ratios=heights``, margins left
+    to the constrained layout). ``rows`` puts several small panels on a narrow row: (2, 1)
+    is two panels side by side over one as wide as both. ``subplot_kw`` goes to every
+    ``add_subplot``."""
+    if layout == "wide":
+        grid = figure.add_gridspec(1, count, width_ratios=ratios, **(wide or {}))
+        cells = [grid[i] for i in range(count)]
+    elif layout == "narrow":
+        rows = rows or (1,) * count
+        if sum(rows) != count:
+            raise ValueError(f"rows {rows} hold {sum(rows)} panels, not {count}")
+        columns = math.lcm(*rows)
+        grid = figure.add_gridspec(len(rows), columns, height_ratios=heights)
+        cells = [grid[r, k * columns // n:(k + 1) * columns // n]
+                 for r, n in enumerate(rows) for k in range(n)]
+    else:
+        raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
+    return [figure.add_subplot(cell, **subplot_kw) for cell in cells]
+
+
+def margins(figure: Figure, layout: str, **wide) -> None:
+    """The wide layout's ``subplots_adjust(**wide)``; the narrow layout's margins are the
+    constrained layout's."""
+    if layout == "wide":
+        figure.subplots_adjust(**wide)
 
 
 @functools.lru_cache(maxsize=None)
@@ -141,8 +198,13 @@ class InteractiveFigure:
     id: str = ""
     #: chapter the figure belongs to
     chapter: str = ""
-    #: figure size in inches
+    #: figure size in inches (the wide layout)
     size: tuple[float, float] = (7.0, 3.0)
+    #: figure size in inches of the narrow layout (NARROW_WIDTH wide, panels stacked)
+    narrow_size: tuple[float, float] = (NARROW_WIDTH, 4.4)
+    #: whether the narrow layout's axes are a grid laid out by the constrained layout (a
+    #: figure that places its own axes, add_axes, says False)
+    narrow_grid: bool = True
     #: what the picture shows, in one sentence (the alt text of the book's picture)
     alt_text: str = ""
     #: what to drag and what to watch, in one line (above the controls)
@@ -150,7 +212,12 @@ class InteractiveFigure:
     #: control name -> the unit of its value ("degrees"), for the sliders that have one
     units: dict[str, str] = {}
 
-    def __init__(self, **state: Any) -> None:
+    def __init__(self, layout: str = "wide", **state: Any) -> None:
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
+        #: "wide" or "narrow" (see the module docstring); ``size`` is that layout's
+        self.layout = layout
+        self.size = self.narrow_size if layout == "narrow" else type(self).size
         self.controls: dict[str, widgets.ValueWidget] = self.make_controls()
         unknown = set(state) - set(self.controls)
         if unknown:
@@ -161,15 +228,25 @@ class InteractiveFigure:
         for name, value in state.items():
             self.controls[name].value = value
         self._dynamic: list[Artist] = []
-        with rc_context(style.RC):
+        narrow = layout == "narrow"
+        with rc_context(NARROW_RC if narrow else style.RC):
             self.figure = Figure(figsize=self.size, dpi=CSS_PX_PER_INCH * LIVE_DENSITY)
             FigureCanvasAgg(self.figure)
+            if narrow and self.narrow_grid:
+                band = NARROW_READING_BAND / self.size[1]
+                self.figure.set_layout_engine(ConstrainedLayoutEngine(
+                    rect=(0, band, 1, 1 - band), h_pad=0.04, w_pad=0.04))
             self.build(self.figure)
             self._reading = self.figure.text(
-                0.5, 0.015, "", ha="center", va="bottom", fontsize=9, color=style.INK
+                0.5, 0.015, "", ha="center", va="bottom", fontsize=NARROW_MIN_PT if narrow else 9,
+                color=style.INK
             )
+            if narrow:
+                self._lift_type()
         self._reading.set_animated(True)
         self.figure.canvas.draw()  # the static background, without the dynamic artists
+        if narrow:
+            self.figure.set_layout_engine("none")  # laid out once: an update moves nothing
         self._background = self.figure.canvas.copy_from_bbox(self.figure.bbox)
         self._live_rows = self._drawing_rows()
         self._image: widgets.Image | None = None
@@ -180,6 +257,25 @@ class InteractiveFigure:
         self.update()
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
+
+    def pt(self, size: float) -> float:
+        """A type size of the figure, in points: ``size``, or NARROW_MIN_PT in the narrow
+        layout if ``size`` is smaller (for text drawn as outlines, which ``_lift_type``
+        does not see)."""
+        return max(size, NARROW_MIN_PT) if self.layout == "narrow" else size
+
+    def _lift_type(self) -> None:
+        """Every text of the figure (titles, labels, ticks, legends, annotations) at
+        NARROW_MIN_PT points or more."""
+        for ax in self.figure.axes:
+            for axis in (ax.xaxis, ax.yaxis):
+                for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                    if tick.label1.get_fontsize() < NARROW_MIN_PT:
+                        axis.set_tick_params(which="both", labelsize=NARROW_MIN_PT)
+                        break
+        for text in self.figure.findobj(Text):
+            if text.get_fontsize() < NARROW_MIN_PT:
+                text.set_fontsize(NARROW_MIN_PT)
 
     # -- to be supplied by each figure -------------------------------------------------
     def make_controls(self) -> dict[str, widgets.ValueWidget]:

@@ -16,7 +16,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from memkit import memory, recurrent, style
-from memkit.figures.base import InteractiveFigure, cell_grid
+from memkit.figures.base import InteractiveFigure, cell_grid, panels
 from memkit.validation import as_count
 
 D_K = 4
@@ -59,6 +59,7 @@ class CacheVsState(InteractiveFigure):
     id = "cache-vs-state"
     chapter = "9"
     size = (7.6, 3.2)
+    narrow_size = (4.4, 5.4)
     alt_text = ("Three panels: a key row and a value row for every token read (the cache), the "
                 "4 x 4 linear-attention state, and the error each makes recalling the first "
                 "value against the tokens read.")
@@ -71,11 +72,10 @@ class CacheVsState(InteractiveFigure):
         return {"n": widgets.IntSlider(value=10, min=1, max=N_MAX, description="tokens read")}
 
     def build(self, figure):
-        grid = figure.add_gridspec(1, 3, width_ratios=[0.9, 1.0, 1.6], left=0.04, right=0.98,
-                                   top=0.86, bottom=0.24, wspace=0.35)
-        self.ax_cache = figure.add_subplot(grid[0])
-        self.ax_state = figure.add_subplot(grid[1])
-        self.ax_error = figure.add_subplot(grid[2])
+        # narrow: the cache beside the state, the errors under both
+        self.ax_cache, self.ax_state, self.ax_error = panels(
+            figure, self.layout, 3, [0.9, 1.0, 1.6], rows=(2, 1), heights=[1.0, 1.1],
+            wide=dict(left=0.04, right=0.98, top=0.86, bottom=0.24, wspace=0.35))
         # the cache: a grid of N_MAX rows, filled row by row; keys on the left, values right
         self.cache_cells = cell_grid(self.ax_cache, N_MAX, 2 * D_K, aspect="auto")
         self.ax_cache.axvline(D_K - 0.5, color=style.INK, lw=0.8)
@@ -90,7 +90,9 @@ class CacheVsState(InteractiveFigure):
         self.ax_state.set_xticks([])
         self.ax_state.set_yticks([])
         self.ax_state.set_title(r"state $S_t$ (4$\times$4)")
-        self.state_size = self.ax_state.text(0.5, -0.1, "", transform=self.ax_state.transAxes,
+        # (its longest text, for the layout to leave it room; draw writes the state's)
+        self.state_size = self.ax_state.text(0.5, -0.1, self._sizes(N_MAX),
+                                             transform=self.ax_state.transAxes,
                                              ha="center", va="top")
         # the two errors against the number of tokens read
         (self.cache_line,) = self.ax_error.plot([], [], "o-", color=style.KEY, ms=3,
@@ -112,9 +114,13 @@ class CacheVsState(InteractiveFigure):
         colours[:n] = style.sign_colours(data["cache"], scale=1.0)
         self.cache_cells.set_facecolor(colours.reshape(-1, 4))
         self.state_cells.set_facecolor(style.sign_colours(data["state"], scale=1.5).reshape(-1, 4))
-        self.state_size.set_text(f"{D_K * D_K} numbers; cache {2 * D_K * n}")
+        self.state_size.set_text(self._sizes(n))
         self.cache_line.set_data(data["tokens"], data["cache_error"])
         self.state_line.set_data(data["tokens"], data["state_error"])
+
+    @staticmethod
+    def _sizes(n: int) -> str:
+        return f"{D_K * D_K} numbers; cache {2 * D_K * n}"
 
     def describe(self, data):
         n = data["n"]

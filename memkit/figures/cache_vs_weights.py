@@ -15,7 +15,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from memkit import costs, style
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, panels
 from memkit.validation import as_count
 
 D = 4096
@@ -55,6 +55,7 @@ class CacheVsWeights(InteractiveFigure):
     id = "cache-vs-weights"
     chapter = "9"
     size = (7.6, 3.1)
+    narrow_size = (4.4, 5.2)
     alt_text = ("Memory in gigabytes against the context length on a logarithmic axis: a flat "
                 "line for the weights, a rising line for the key-value cache crossing it at the "
                 "marked length, and two bars comparing them at the chosen length.")
@@ -67,10 +68,9 @@ class CacheVsWeights(InteractiveFigure):
                                             description="log2 tokens")}
 
     def build(self, figure):
-        grid = figure.add_gridspec(1, 2, width_ratios=[2.4, 1], left=0.1, right=0.98, top=0.86,
-                                   bottom=0.24, wspace=0.35)
-        self.ax = figure.add_subplot(grid[0])
-        self.ax_bars = figure.add_subplot(grid[1])
+        self.ax, self.ax_bars = panels(
+            figure, self.layout, 2, [2.4, 1], heights=[1.7, 1],
+            wide=dict(left=0.1, right=0.98, top=0.86, bottom=0.24, wspace=0.35))
         data = bytes_at(LOG2_MIN)
         lengths = data["lengths"]
         self.ax.set_xscale("log", base=2)

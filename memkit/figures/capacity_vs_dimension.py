@@ -16,7 +16,7 @@ from matplotlib.collections import PathCollection
 from matplotlib.transforms import Affine2D
 
 from memkit import capacity, style
-from memkit.figures.base import InteractiveFigure, text_outline
+from memkit.figures.base import InteractiveFigure, margins, panels, text_outline
 
 #: the M axis of the chart
 M_GRID = np.unique(np.round(np.logspace(np.log10(2), 7, 120))).astype(float)
@@ -59,11 +59,11 @@ def _short(value: float) -> str:
     return f"{value:.0f}" if value < 1e5 else f"{value:.1e}".replace("e+0", "e").replace("e+", "e")
 
 
-def _value_outlines(data: dict) -> list:
-    """The capacity labels of ``data`` as outlines (five Texts drawn glyph by glyph would
-    cost most of an update)."""
+def _value_outlines(data: dict, size: float = LABEL_PT) -> list:
+    """The capacity labels of ``data`` as outlines of ``size`` points (five Texts drawn glyph
+    by glyph would cost most of an update)."""
     return [text_outline(f"M ≈ {_short(cap)}" + ("" if inside else " (off the chart)"),
-                         LABEL_PT, align="left")
+                         size, align="left")
             for cap, inside in zip(data["capacities"], data["on_chart"])]
 
 
@@ -71,6 +71,7 @@ class CapacityVsDimension(InteractiveFigure):
     id = "capacity-vs-dimension"
     chapter = "6"
     size = (7.6, 3.5)
+    narrow_size = (4.4, 5.0)
     alt_text = ("The predicted interference-to-signal ratio against the number of stored pairs "
                 "for the linear, ReLU-power and softmax reads, each crossing the dashed line of "
                 "ratio 1 at its capacity, marked with a dot and its value.")
@@ -82,8 +83,27 @@ class CapacityVsDimension(InteractiveFigure):
         return {"d": widgets.IntSlider(value=64, min=8, max=128, step=4, description="dim d")}
 
     def build(self, figure):
-        ax = figure.add_subplot(1, 1, 1)
-        figure.subplots_adjust(left=0.09, right=0.72, top=0.9, bottom=0.2)
+        title = "predicted ratio of each read; capacity where it crosses 1"
+        self.label_pt = self.pt(LABEL_PT)
+        if self.layout == "wide":  # the labels right of the chart
+            ax = figure.add_subplot(1, 1, 1)
+            margins(figure, self.layout, left=0.09, right=0.72, top=0.9, bottom=0.2)
+            line_step = 1.2 * LABEL_PT / 72 / self.size[1]  # one line of a label, in figure units
+            where = figure.transFigure
+            names = [(0.74, 0.82 - 0.12 * k + line_step / 2) for k in range(len(READS))]
+            values = np.column_stack([np.full(len(READS), 0.74),
+                                      0.82 - 0.12 * np.arange(len(READS)) - line_step * 0.85])
+            under = Affine2D().scale(figure.dpi / 72)
+        else:  # the labels under the chart, in two columns
+            ax, key = panels(figure, self.layout, 2, heights=[2.4, 1])
+            key.axis("off")
+            title = title.replace("; ", ";\n")
+            where = key.transAxes
+            names = [(0.52 * (k % 2), 0.95 - 0.36 * (k // 2)) for k in range(len(READS))]
+            values = np.array(names)
+            # each value one line under its name (the outline's transform works in pixels)
+            under = Affine2D().scale(figure.dpi / 72).translate(
+                0, -2.0 * self.label_pt * figure.dpi / 72)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlim(2, M_MAX)
@@ -91,20 +111,16 @@ class CapacityVsDimension(InteractiveFigure):
         ax.axhline(1.0, color=style.INK, ls="--", lw=0.9)
         ax.set_xlabel("stored pairs $M$")
         ax.set_ylabel("interference / signal")
-        ax.set_title("predicted ratio of each read; capacity where it crosses 1")
+        ax.set_title(title)
         self.lines = []
-        line_step = 1.2 * LABEL_PT / 72 / self.size[1]  # one line of a label, in figure units
-        for k, (name, colour) in enumerate(READS):
+        for (name, colour), (x, y) in zip(READS, names):
             (line,) = ax.plot([], [], color=colour, lw=1.6)
             self.lines.append(line)
             # each label: the read's name (drawn once), its capacity on the line under it
-            figure.text(0.74, 0.82 - 0.12 * k + line_step / 2, f"{name}:", color=colour,
-                        fontsize=LABEL_PT, va="center")
-        baselines = 0.82 - 0.12 * np.arange(len(READS)) - line_step * 0.85
-        self.values = PathCollection([], offsets=np.column_stack([np.full(len(READS), 0.74),
-                                                                  baselines]),
-                                     offset_transform=figure.transFigure,
-                                     transform=Affine2D().scale(figure.dpi / 72),
+            figure.text(x, y, f"{name}:", color=colour, fontsize=self.label_pt,
+                        va="center" if self.layout == "wide" else "top", transform=where)
+        self.values = PathCollection([], offsets=values, offset_transform=where,
+                                     transform=under,
                                      facecolors=[colour for _, colour in READS],
                                      edgecolors="none")
         figure.add_artist(self.values)
@@ -115,7 +131,7 @@ class CapacityVsDimension(InteractiveFigure):
         # so that a step to a value not seen yet costs no more than any other
         slider = self.controls["d"]
         for d in range(slider.min, slider.max + 1, slider.step):
-            _value_outlines(capacity_curves(d))
+            _value_outlines(capacity_curves(d), self.label_pt)
 
     def draw(self, data):
         for line, curve in zip(self.lines, data["curves"]):
@@ -124,7 +140,7 @@ class CapacityVsDimension(InteractiveFigure):
         # a dot off the chart is parked outside the axes, where it is clipped
         self.dots.set_offsets(np.column_stack([np.where(data["on_chart"], caps, 1e9),
                                                np.ones(len(caps))]))
-        self.values.set_paths(_value_outlines(data))
+        self.values.set_paths(_value_outlines(data, self.label_pt))
 
     def describe(self, data):
         caps = data["capacities"]

@@ -14,7 +14,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from memkit import memory, style
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, margins
 from memkit.validation import as_count
 
 D_K = 16
@@ -66,7 +66,7 @@ class CarefulWrite(InteractiveFigure):
 
     def build(self, figure):
         ax = figure.subplots()
-        figure.subplots_adjust(left=0.09, right=0.98, top=0.88, bottom=0.24)
+        margins(figure, self.layout, left=0.09, right=0.98, top=0.88, bottom=0.24)
         curves = _curves()
         ax.plot(curves.M, curves.hebbian, color=style.VALUE, lw=2, label="Hebbian (outer products)")
         ax.plot(curves.M, curves.least_squares, color=style.KEY, lw=2, label="least squares")

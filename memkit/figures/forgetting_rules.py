@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from memkit import recurrent, style
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, margins
 from memkit.validation import as_positive
 
 N_PAIRS = 24
@@ -58,7 +58,7 @@ class ForgettingRules(InteractiveFigure):
 
     def build(self, figure):
         self.ax = figure.subplots()
-        figure.subplots_adjust(left=0.1, right=0.98, top=0.86, bottom=0.25)
+        margins(figure, self.layout, left=0.1, right=0.98, top=0.86, bottom=0.25)
         # add and delta do not depend on gamma: drawn once, with the static background
         fixed = forgetting_curves(1.0)
         ages = fixed["ages"]

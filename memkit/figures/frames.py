@@ -13,6 +13,7 @@ and ``height``), reduced to a 256-colour palette, and the reading is the figure'
     spec = describe(figures.get("recall-noise"))     # controls, as the page shows them
     for key, state in states(fig): ...               # every reachable state
     spec, frames = render("recall-noise")            # spec + {key: (webp bytes, reading)}
+    spec, frames = render("recall-noise", "narrow")  # the same states, drawn for a phone
 """
 
 from __future__ import annotations
@@ -133,9 +134,10 @@ def encode(picture: bytes | Image.Image) -> bytes:
     return buffer.getvalue()
 
 
-def render(figure_id: str) -> tuple[dict, dict[str, tuple[bytes, str]]]:
-    """The spec of a figure and every frame: {key: (WebP bytes, reading)}."""
-    figure = figures.get(figure_id)
+def render(figure_id: str, layout: str = "wide") -> tuple[dict, dict[str, tuple[bytes, str]]]:
+    """The spec of a figure in ``layout`` ("wide" or "narrow", see
+    :mod:`memkit.figures.base`) and every frame: {key: (WebP bytes, reading)}."""
+    figure = figures.get(figure_id, layout=layout)
     spec = describe(figure)
     frames = {}
     for key, state in states(figure):

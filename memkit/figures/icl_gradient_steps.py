@@ -11,7 +11,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from memkit import icl, style
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, panels
 from memkit.validation import as_count
 
 X = np.array([[1.0], [2.0], [1.0]])
@@ -52,8 +52,9 @@ class IclGradientSteps(InteractiveFigure):
         return {"layers": widgets.IntSlider(value=1, min=0, max=MAX_LAYERS, description="layers k")}
 
     def build(self, figure):
-        left, right = figure.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
-        figure.subplots_adjust(left=0.08, right=0.98, top=0.86, bottom=0.27, wspace=0.3)
+        left, right = panels(
+            figure, self.layout, 2, [3, 2],
+            wide=dict(left=0.08, right=0.98, top=0.86, bottom=0.27, wspace=0.3))
         left.scatter(X[:, 0], Y[:, 0], s=40, color=style.VALUE, zorder=3, label="prompt pairs")
         w_ls = float(icl.least_squares_fit(X, Y)[0, 0])
         left.plot(GRID, w_ls * GRID, ls="--", color=style.INK, lw=1.2, label="least squares")

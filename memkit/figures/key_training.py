@@ -19,7 +19,7 @@ from matplotlib.collections import PathCollection
 from matplotlib.transforms import Affine2D
 
 from memkit import attention, style
-from memkit.figures.base import InteractiveFigure, text_outline
+from memkit.figures.base import InteractiveFigure, text_outline, panels
 
 #: initial directions of the three keys, in degrees
 KEY_ANGLES = np.array([60.0, 150.0, 100.0])
@@ -66,6 +66,7 @@ class KeyTrainingFigure(InteractiveFigure):
     id = "key-training"
     chapter = "7"
     size = (7.6, 3.3)
+    narrow_size = (4.4, 5.8)
     alt_text = ("Left, three unit keys in the plane and the copper query, each key's dot sized "
                 "by its weight; right, the read climbing toward its target over the gradient "
                 "steps.")
@@ -78,8 +79,9 @@ class KeyTrainingFigure(InteractiveFigure):
                                            description="steps")}
 
     def build(self, figure):
-        self.ax_keys, self.ax_curve = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.3]})
-        figure.subplots_adjust(left=0.03, right=0.97, top=0.88, bottom=0.22, wspace=0.25)
+        self.ax_keys, self.ax_curve = panels(
+            figure, self.layout, 2, [1, 1.3], heights=[1.3, 1],
+            wide=dict(left=0.03, right=0.97, top=0.88, bottom=0.22, wspace=0.25))
         circle = np.linspace(0, 2 * np.pi, 200)
         ax = self.ax_keys
         ax.plot(np.cos(circle), np.sin(circle), color=style.NEUTRAL, lw=0.6)
@@ -91,7 +93,7 @@ class KeyTrainingFigure(InteractiveFigure):
                                 scale_units="xy", scale=1, width=0.012)
         self.dots = ax.scatter(zeros, zeros, s=zeros, color=style.KEY, alpha=0.35, zorder=3)
         # the key labels as outlines in one collection (three mathtext Texts cost more)
-        paths = [text_outline(f"$k_{i}$ (v={v:g})", 8) for i, v in enumerate(VALUES)]
+        paths = [text_outline(f"$k_{i}$ (v={v:g})", self.pt(8)) for i, v in enumerate(VALUES)]
         self.labels = PathCollection(paths, offsets=np.zeros((3, 2)), offset_transform=ax.transData,
                                      transform=Affine2D().scale(figure.dpi / 72),
                                      edgecolors="none", facecolors=style.KEY)

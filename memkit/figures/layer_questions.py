@@ -15,7 +15,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from memkit import style, unified
-from memkit.figures.base import InteractiveFigure, Pixels
+from memkit.figures.base import InteractiveFigure, Pixels, panels
 
 LAYER_LABELS = tuple(unified.QUESTION_LAYERS)
 ROWS = ("state", "write", "read", "forget")
@@ -39,8 +39,11 @@ def layer_card(layer: str) -> dict:
     return {"layer": layer, **answers, "stored": stored, "grows": bool(stored[-1] > stored[0])}
 
 
-def _render_card(label: str, width: float, height: float, dpi: float) -> np.ndarray:
-    """The card of one layer (its name and the four rows) as an RGBA picture, width x height px."""
+def _render_card(label: str, width: float, height: float, dpi: float,
+                 narrow: bool = False) -> np.ndarray:
+    """The card of one layer (its name and the four rows) as an RGBA picture, width x height
+    px: each row's name beside its answer, or (``narrow``) above it, in type of 10 points
+    or more."""
     answers = unified.layer_answers(label)
     with rc_context(style.RC):
         sheet = Figure(figsize=(width / dpi, height / dpi), dpi=dpi)
@@ -49,13 +52,19 @@ def _render_card(label: str, width: float, height: float, dpi: float) -> np.ndar
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 4.4)
         ax.axis("off")
-        ax.text(0.0, 4.1, label, fontsize=10, color=style.QUERY, weight="bold", va="center")
+        ax.text(0.0, 4.1, label, fontsize=10.5 if narrow else 10, color=style.QUERY,
+                weight="bold", va="center")
         colours = (style.KEY, style.VALUE, style.QUERY, style.INK)
         for i, (row, colour) in enumerate(zip(ROWS, colours)):
             y = 3.3 - i
-            ax.text(0.0, y, row, fontsize=9, weight="bold", color=colour, va="center")
             ax.axhline(y - 0.5, color=style.NEUTRAL, lw=0.5)
-            ax.text(0.17, y, answers[row], fontsize=8.5, color=style.INK, va="center")
+            if narrow:
+                ax.text(0.0, y + 0.2, row, fontsize=10, weight="bold", color=colour, va="center")
+                ax.text(0.04, y - 0.2, answers[row], fontsize=10, color=style.INK, va="center",
+                        wrap=True)
+            else:
+                ax.text(0.0, y, row, fontsize=9, weight="bold", color=colour, va="center")
+                ax.text(0.17, y, answers[row], fontsize=8.5, color=style.INK, va="center")
         sheet.canvas.draw()
         return np.asarray(sheet.canvas.buffer_rgba()).copy()
 
@@ -64,6 +73,7 @@ class LayerQuestions(InteractiveFigure):
     id = "layer-questions"
     chapter = "13"
     size = (7.6, 3.0)
+    narrow_size = (4.4, 5.6)
     alt_text = ("A card answering four questions about one layer (its state, how it is written, "
                 "how it is read, what it forgets) beside a plot of the numbers the layer holds "
                 "against the tokens read.")
@@ -76,24 +86,28 @@ class LayerQuestions(InteractiveFigure):
                                                description="layer")}
 
     def build(self, figure):
-        card, count = figure.subplots(1, 2, gridspec_kw={"width_ratios": [3, 1.3]})
-        figure.subplots_adjust(left=0.02, right=0.98, top=0.9, bottom=0.25, wspace=0.45)
-        card.axis("off")
-        # Text is slow to draw, so each layer's card (title, four labelled rows) is rendered
-        # once, here, into a picture of the card's size in pixels; draw() only swaps the
-        # picture, copied onto the canvas as it is.
-        box = card.get_window_extent()
-        self._card_size = (round(box.width), round(box.height), figure.dpi)
-        self.cards = {label: _render_card(label, *self._card_size) for label in LAYER_LABELS}
-        self.image = Pixels(box.x0, box.y0, self._card(LAYER_LABELS[0]))
-        figure.add_artist(self.image)
+        card, count = panels(
+            figure, self.layout, 2, [3, 1.3], heights=[1.5, 1],
+            wide=dict(left=0.02, right=0.98, top=0.9, bottom=0.25, wspace=0.45))
         (self.line,) = count.plot(TOKENS, np.ones_like(TOKENS), color=style.KEY, lw=2)
         count.set_yscale("log")
         count.set_ylim(1e3, 1e6)
         count.set_xlim(0, TOKENS[-1])
         count.set_xticks([0, 2048, 4096])
         count.set_xlabel("tokens read")
-        count.set_title("numbers held, d = 64", fontsize=9)
+        count.set_title("numbers held, d = 64", fontsize=self.pt(9))
+        card.axis("off")
+        if self.layout == "narrow":  # the card's place, once the grid is laid out
+            figure.get_layout_engine().execute(figure)
+        # Text is slow to draw, so each layer's card (title, four labelled rows) is rendered
+        # once, here, into a picture of the card's size in pixels; draw() only swaps the
+        # picture, copied onto the canvas as it is.
+        box = card.get_window_extent()
+        self._card_size = (round(box.width), round(box.height), figure.dpi,
+                           self.layout == "narrow")
+        self.cards = {label: _render_card(label, *self._card_size) for label in LAYER_LABELS}
+        self.image = Pixels(box.x0, box.y0, self._card(LAYER_LABELS[0]))
+        figure.add_artist(self.image)
         self.dynamic(self.image, self.line)
 
     def _card(self, label):

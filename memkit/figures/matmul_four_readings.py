@@ -11,7 +11,7 @@ import numpy as np
 from matplotlib.patches import Rectangle
 
 from memkit import linalg, style
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, panels
 
 #: A is 3x3 (m = 3, r = 3) and B is 3x4 (n = 4)
 A = np.array([[1.0, -2.0, 0.5], [0.0, 1.5, -1.0], [2.0, 0.5, 1.0]])
@@ -78,6 +78,7 @@ class MatmulFourReadings(InteractiveFigure):
     id = "matmul-four-readings"
     chapter = "2"
     size = (7.2, 2.9)
+    narrow_size = (4.4, 4.6)
     alt_text = ("The matrices A, B and C = AB as grids of numbers, with the cells of A and B "
                 "that one reading multiplies outlined, and the cells of C it produces.")
     prompt = ("Pick a reading and drag the index: the outlines move to the cells that reading "
@@ -91,8 +92,24 @@ class MatmulFourReadings(InteractiveFigure):
         }
 
     def build(self, figure):
-        axes = figure.subplots(1, 3, gridspec_kw={"width_ratios": [3, 4, 4]})
-        figure.subplots_adjust(left=0.03, right=0.99, top=0.80, bottom=0.2, wspace=0.25)
+        if self.layout == "wide":  # the formulas in a row over the three matrices
+            axes = panels(
+                figure, self.layout, 3, [3, 4, 4],
+                wide=dict(left=0.03, right=0.99, top=0.80, bottom=0.2, wspace=0.25))
+            where = figure.transFigure
+            spots = [((i + 0.5) / 4, 0.92) for i in range(4)]
+            box = (0.24, 0.135)
+            frame_at = [(i / 4 + 0.005, 0.85) for i in range(4)]
+        else:  # the formulas two by two, over A beside B, over C
+            grid = figure.add_gridspec(3, 2, height_ratios=[0.55, 1, 1], width_ratios=[3, 4])
+            key = figure.add_subplot(grid[0, :])
+            key.axis("off")
+            axes = [figure.add_subplot(grid[1, 0]), figure.add_subplot(grid[1, 1]),
+                    figure.add_subplot(grid[2, :])]
+            where = key.transAxes
+            spots = [(0.25 + 0.5 * (i % 2), 0.75 - 0.5 * (i // 2)) for i in range(4)]
+            box = (0.49, 0.48)
+            frame_at = [(x - box[0] / 2, y - box[1] / 2) for x, y in spots]
         self.outlines = []
         for ax, matrix, name in zip(axes, (A, B, A @ B), ("A (3×3)", "B (3×4)", "C = AB")):
             ax.imshow(style.sign_colours(matrix), interpolation="nearest")
@@ -106,11 +123,12 @@ class MatmulFourReadings(InteractiveFigure):
             self.outlines.append(outline)
         # the four formulas are static; a frame (dynamic) marks the current one
         self.formulas = {
-            name: figure.text((i + 0.5) / 4, 0.92, f"{name}: {FORMULAS[name]}", ha="center",
-                              va="center", fontsize=8.5, color=style.INK)
-            for i, name in enumerate(READINGS)
+            name: figure.text(x, y, f"{name}: {FORMULAS[name]}", ha="center", va="center",
+                              fontsize=8.5, color=style.INK, transform=where)
+            for (x, y), name in zip(spots, READINGS)
         }
-        self.frame = Rectangle((0, 0.85), 0.24, 0.135, transform=figure.transFigure, fill=False,
+        self._frame_at = frame_at
+        self.frame = Rectangle(self._frame_at[0], *box, transform=where, fill=False,
                                lw=1.5, ec=style.QUERY)
         figure.add_artist(self.frame)
         self.dynamic(self.outlines, self.frame)
@@ -120,7 +138,7 @@ class MatmulFourReadings(InteractiveFigure):
             outline.set_xy((col - 0.5, row - 0.5))
             outline.set_width(width)
             outline.set_height(height)
-        self.frame.set_x(READINGS.index(data["reading"]) / 4 + 0.005)
+        self.frame.set_xy(self._frame_at[READINGS.index(data["reading"])])
 
     def describe(self, data):
         gap = float(np.max(np.abs(data["produced"] - data["target"])))

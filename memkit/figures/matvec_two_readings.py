@@ -13,7 +13,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from memkit import linalg, style
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, panels
 
 #: the matrix and input of the figure (3 outputs, 3 inputs)
 W = np.array([[1.0, -0.5, 0.8], [0.6, 1.2, -0.4], [-0.9, 0.3, 1.0]])
@@ -53,8 +53,11 @@ class MatvecTwoReadings(InteractiveFigure):
         }
 
     def build(self, figure):
-        self.ax_rows, self.ax_cols = figure.subplots(1, 2, sharey=True)
-        figure.subplots_adjust(left=0.08, right=0.98, top=0.84, bottom=0.24, wspace=0.12)
+        self.ax_rows, self.ax_cols = panels(figure, self.layout, 2, wide=dict(
+            left=0.08, right=0.98, top=0.84, bottom=0.24, wspace=0.12))
+        self.ax_cols.sharey(self.ax_rows)
+        if self.layout == "wide":  # side by side, the rows' y axis serves both
+            self.ax_cols.tick_params(labelleft=False)
         outputs = np.arange(3)
         self.row_bars = self.ax_rows.bar(outputs, np.zeros(3), width=0.6, color=style.KEY)
         self.ax_rows.set_title(r"by rows: $y_i = w_i^\top x$ (rows detect)")

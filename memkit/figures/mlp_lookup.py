@@ -16,7 +16,7 @@ from matplotlib.colors import to_rgba
 from matplotlib.transforms import Affine2D
 
 from memkit import scores, style
-from memkit.figures.base import InteractiveFigure, text_outline
+from memkit.figures.base import InteractiveFigure, text_outline, panels
 
 #: directions of the six keys, in degrees (unit keys in R^2)
 KEY_ANGLES = np.array([15.0, 80.0, 140.0, 195.0, 250.0, 320.0])
@@ -59,6 +59,7 @@ class MlpLookup(InteractiveFigure):
     id = "mlp-lookup"
     chapter = "5"
     size = (7.6, 3.3)
+    narrow_size = (4.4, 6.8)
     alt_text = ("Six keys (the rows of W₁, blue) around a circle with the copper input, bars of "
                 "their ReLU scores, and the weighted values (violet) laid head to tail to the "
                 "output.")
@@ -71,10 +72,9 @@ class MlpLookup(InteractiveFigure):
         return {"t": widgets.IntSlider(value=40, min=0, max=355, step=5, description="input t°")}
 
     def build(self, figure):
-        self.ax_keys, self.ax_scores, self.ax_out = figure.subplots(
-            1, 3, gridspec_kw={"width_ratios": [1, 1.1, 1]}
-        )
-        figure.subplots_adjust(left=0.03, right=0.98, top=0.88, bottom=0.2, wspace=0.3)
+        self.ax_keys, self.ax_scores, self.ax_out = panels(
+            figure, self.layout, 3, [1, 1.1, 1], heights=[1, 0.8, 1],
+            wide=dict(left=0.03, right=0.98, top=0.88, bottom=0.2, wspace=0.3))
         units = np.arange(UNITS)
         labels = [str(i + 1) for i in units]
 
@@ -115,7 +115,8 @@ class MlpLookup(InteractiveFigure):
                                         scale_units="xy", scale=1, minlength=0, width=0.015)
         # the number of each weighted value beside it, and the name of the output at its tip
         self.labels = PathCollection(
-            [text_outline(label, 8) for label in labels] + [text_outline("f(x)", 9)],
+            [text_outline(label, self.pt(8)) for label in labels]
+            + [text_outline("f(x)", self.pt(9))],
             offsets=np.zeros((UNITS + 1, 2)), offset_transform=self.ax_out.transData,
             transform=Affine2D().scale(figure.dpi / 72), edgecolors="none",
         )

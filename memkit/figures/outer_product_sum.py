@@ -10,7 +10,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from memkit import linalg, style
-from memkit.figures.base import InteractiveFigure, cell_grid
+from memkit.figures.base import InteractiveFigure, cell_grid, panels
 from memkit.validation import as_count
 
 #: A is 5x4 and B is 4x6, so AB is a sum of r = 4 outer products
@@ -54,8 +54,9 @@ class OuterProductSum(InteractiveFigure):
         return {"m": widgets.IntSlider(value=2, min=0, max=4, description="terms m")}
 
     def build(self, figure):
-        self.ax_sum, self.ax_full = figure.subplots(1, 2)
-        figure.subplots_adjust(left=0.03, right=0.97, top=0.86, bottom=0.16, wspace=0.15)
+        self.ax_sum, self.ax_full = panels(
+            figure, self.layout, 2,
+            wide=dict(left=0.03, right=0.97, top=0.86, bottom=0.16, wspace=0.15))
         self.scale = float(np.max(np.abs(A @ B)))
         self.sum_cells = cell_grid(self.ax_sum, *(A @ B).shape)
         self.ax_full.imshow(style.sign_colours(A @ B, scale=self.scale), interpolation="nearest")

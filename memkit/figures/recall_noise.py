@@ -12,7 +12,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from memkit import capacity, memory, style
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, margins
 from memkit.validation import as_count
 
 D_K = 16
@@ -63,7 +63,7 @@ class RecallNoise(InteractiveFigure):
 
     def build(self, figure):
         self.ax = figure.subplots()
-        figure.subplots_adjust(left=0.1, right=0.98, top=0.86, bottom=0.24)
+        margins(figure, self.layout, left=0.1, right=0.98, top=0.86, bottom=0.24)
         # the target's bar, and one collection of thin bars for the M - 1 leaking weights
         self.target = self.ax.bar([0], [1.0], color=style.VALUE, width=0.8)
         self.leaks = self.ax.vlines(np.arange(1, M_MAX), 0, 0, colors=style.VALUE, linewidth=5,

@@ -20,7 +20,7 @@ from matplotlib.colors import to_rgba
 from matplotlib.patches import FancyBboxPatch
 
 from memkit import block, style
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, panels
 
 N_TOKENS, WIDTH, HEADS, SEED = 5, 4, 2, 8
 OPTIONS = ["attention", "MLP", "whole layer", "stream only"]
@@ -67,6 +67,7 @@ class ResidualBus(InteractiveFigure):
     id = "residual-bus"
     chapter = "8"
     size = (7.6, 3.3)
+    narrow_size = (4.4, 5.2)
     alt_text = ("A layer drawn as one residual stream in grey, with an attention sublayer "
                 "reading the other tokens and an MLP sublayer reading its weights, beside bars "
                 "of the last position's stream before, added and after.")
@@ -79,8 +80,9 @@ class ResidualBus(InteractiveFigure):
                                                   description="sublayer")}
 
     def build(self, figure):
-        self.ax_bus, self.ax_bars = figure.subplots(1, 2, gridspec_kw={"width_ratios": [2.1, 1]})
-        figure.subplots_adjust(left=0.02, right=0.98, top=0.9, bottom=0.2, wspace=0.18)
+        self.ax_bus, self.ax_bars = panels(
+            figure, self.layout, 2, [2.1, 1], heights=[1.2, 1],
+            wide=dict(left=0.02, right=0.98, top=0.9, bottom=0.2, wspace=0.18))
         ax = self.ax_bus
         ax.annotate("", xy=(10, 0), xytext=(0, 0),
                     arrowprops={"arrowstyle": "-|>", "color": style.NEUTRAL, "lw": 3})
@@ -94,7 +96,10 @@ class ResidualBus(InteractiveFigure):
             self.boxes[name] = box
             label = "Attn(LN x)" if name == "attention" else "MLP(LN x)"
             ax.text(left + 1.1, 1.55, label, ha="center", va="center", fontsize=9)
-            ax.text(left + 1.1, 2.45, "consults " + MEMORY[name], ha="center", va="center",
+            memory = "consults " + MEMORY[name]
+            if self.layout == "narrow":  # half the column's width a line
+                memory = memory.replace(" of the", "\nof the")
+            ax.text(left + 1.1, 2.45, memory, ha="center", va="center",
                     fontsize=7, color=COLOURS[name])
             # a tinted band behind the memory a working sublayer consults
             self.memory_text[name] = ax.add_patch(FancyBboxPatch(

@@ -15,7 +15,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from memkit import memory, scores, style
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, margins
 from memkit.validation import as_count
 
 D = 32
@@ -62,6 +62,7 @@ class ScoreSharpness(InteractiveFigure):
     id = "score-sharpness"
     chapter = "5"
     size = (7.6, 3.1)
+    narrow_size = (4.4, 5.4)
     alt_text = ("Four panels of the weight every stored memory gets, divided by the target's, "
                 "under a linear, ReLU, ReLU² and ReLU³ score, each with its "
                 "interference-to-signal ratio underneath.")
@@ -73,10 +74,16 @@ class ScoreSharpness(InteractiveFigure):
         return {"M": widgets.IntSlider(value=64, min=2, max=M_MAX, description="stored M")}
 
     def build(self, figure):
-        axes = figure.subplots(1, len(PANELS), sharey=True)
-        figure.subplots_adjust(left=0.08, right=0.99, top=0.78, bottom=0.3, wspace=0.1)
-        figure.suptitle(f"weight of each stored memory when the query is key 0 ($d = {D}$)",
-                        fontsize=10, y=0.97)
+        if self.layout == "wide":
+            axes = figure.subplots(1, len(PANELS), sharey=True)
+            margins(figure, self.layout, left=0.08, right=0.99, top=0.78, bottom=0.3, wspace=0.1)
+        else:  # two by two, the type of each panel's ratio under it as large as the wide's
+            axes = figure.subplots(2, len(PANELS) // 2, sharey=True).ravel()
+        title = f"weight of each stored memory when the query is key 0 ($d = {D}$)"
+        if self.layout == "wide":
+            figure.suptitle(title, fontsize=10, y=0.97)
+        else:
+            figure.suptitle(title.replace(" when", "\nwhen"), fontsize=10.5)
         self.leaks, self.ratio_texts = [], []
         for ax, (_, title, _) in zip(axes, PANELS):
             ax.axhline(0, color=style.NEUTRAL, lw=0.8)
@@ -89,7 +96,9 @@ class ScoreSharpness(InteractiveFigure):
             ax.set_title(title)
             ax.set_xlabel("interference / signal", fontsize=8)
             self.ratio_texts.append(
-                ax.text(0.5, -0.17, "", transform=ax.transAxes, ha="center", va="top", fontsize=10)
+                # (a ratio's width, for the layout to leave it room; draw writes the ratio)
+                ax.text(0.5, -0.17, "0.00", transform=ax.transAxes, ha="center", va="top",
+                        fontsize=10)
             )
         axes[0].set_ylabel(r"$\sigma(k_i^\top q) / \sigma(1)$")
         self.dynamic(self.leaks, self.ratio_texts)

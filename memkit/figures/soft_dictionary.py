@@ -46,6 +46,7 @@ class SoftDictionary(InteractiveFigure):
     id = "soft-dictionary"
     chapter = "6"
     size = (7.6, 3.3)
+    narrow_size = (4.4, 6.4)
     alt_text = ("Six keys on a circle with the copper query, each key's dot sized by the weight "
                 "it gets; bars of the six weights and of the values, with a black line at the "
                 "read.")
@@ -59,9 +60,14 @@ class SoftDictionary(InteractiveFigure):
                                        description="query t°")}
 
     def build(self, figure):
-        grid = figure.add_gridspec(2, 2, width_ratios=[1.0, 1.3], left=0.03, right=0.98,
-                                   top=0.9, bottom=0.16, wspace=0.18, hspace=0.75)
-        circle = figure.add_subplot(grid[:, 0])
+        if self.layout == "wide":  # the circle left of the weights over the values
+            grid = figure.add_gridspec(2, 2, width_ratios=[1.0, 1.3], left=0.03, right=0.98,
+                                       top=0.9, bottom=0.16, wspace=0.18, hspace=0.75)
+            cells = grid[:, 0], grid[0, 1], grid[1, 1]
+        else:  # the circle over the weights over the values
+            grid = figure.add_gridspec(3, 1, height_ratios=[1.6, 0.8, 0.8])
+            cells = grid[0], grid[1], grid[2]
+        circle = figure.add_subplot(cells[0])
         theta = np.linspace(0, 2 * np.pi, 200)
         circle.plot(np.cos(theta), np.sin(theta), color=style.NEUTRAL, lw=0.8)
         circle.set_aspect("equal")
@@ -79,12 +85,12 @@ class SoftDictionary(InteractiveFigure):
                                        va="center", fontsize=11)
 
         index = np.arange(1, 7)
-        top = figure.add_subplot(grid[0, 1])
+        top = figure.add_subplot(cells[1])
         self.weight_bars = top.bar(index, np.zeros(6), color=style.KEY, width=0.6)
         top.set_ylim(0, 1.05)
         top.set_xticks(index, [f"$a_{i}$" for i in index])
         top.set_title("weight $a_i$ of each memory")
-        bottom = figure.add_subplot(grid[1, 1])
+        bottom = figure.add_subplot(cells[2])
         bottom.bar(index, VALUES, color=style.VALUE, width=0.6)
         bottom.axhline(0, color=style.NEUTRAL, lw=0.8)
         bottom.set_ylim(-1.1, 1.1)

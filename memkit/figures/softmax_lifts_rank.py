@@ -14,7 +14,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from memkit import attention, linalg, style
-from memkit.figures.base import InteractiveFigure, cell_grid
+from memkit.figures.base import InteractiveFigure, cell_grid, panels
 
 N, D_K = 10, 2
 SEED = 0
@@ -50,6 +50,7 @@ class SoftmaxLiftsRank(InteractiveFigure):
     id = "softmax-lifts-rank"
     chapter = "6"
     size = (7.6, 3.0)
+    narrow_size = (4.4, 4.8)
     alt_text = ("Three panels: the rank-2 score matrix, the attention matrix softmax(βQKᵀ), and "
                 "its ten singular values on a logarithmic scale.")
     prompt = ("Drag β off 0: all ten singular values rise (rank 10) while the scores keep "
@@ -61,9 +62,9 @@ class SoftmaxLiftsRank(InteractiveFigure):
                                             description="β")}
 
     def build(self, figure):
-        left, middle, right = figure.subplots(
-            1, 3, gridspec_kw={"width_ratios": [1.0, 1.0, 1.1]})
-        figure.subplots_adjust(left=0.03, right=0.98, top=0.84, bottom=0.2, wspace=0.3)
+        left, middle, right = panels(
+            figure, self.layout, 3, [1.0, 1.0, 1.1], rows=(2, 1), heights=[1.2, 1],
+            wide=dict(left=0.03, right=0.98, top=0.84, bottom=0.2, wspace=0.3))
         scale = float(np.abs(SCORES).max())
         left.imshow(SCORES, cmap=style.SIGN_CMAP, vmin=-scale, vmax=scale)
         left.set_title(rf"$QK^\top$: rank {linalg.rank(SCORES)}")

@@ -11,7 +11,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from memkit import linalg, style
-from memkit.figures.base import InteractiveFigure, cell_grid
+from memkit.figures.base import InteractiveFigure, cell_grid, panels
 from memkit.validation import as_count
 
 
@@ -44,6 +44,7 @@ class SvdTruncation(InteractiveFigure):
     id = "svd-truncation"
     chapter = "2"
     size = (7.6, 2.9)
+    narrow_size = (4.4, 4.6)
     alt_text = ("Three panels: an 8 x 8 pattern, its truncated SVD with the chosen number of "
                 "terms, and bars of its singular values.")
     prompt = ("Drag the number of singular values kept r: three terms already rebuild most of "
@@ -54,10 +55,9 @@ class SvdTruncation(InteractiveFigure):
         return {"r": widgets.IntSlider(value=3, min=0, max=8, description="kept r")}
 
     def build(self, figure):
-        self.ax_pattern, self.ax_approx, self.ax_bars = figure.subplots(
-            1, 3, gridspec_kw={"width_ratios": [1, 1, 1.3]}
-        )
-        figure.subplots_adjust(left=0.02, right=0.98, top=0.86, bottom=0.2, wspace=0.25)
+        self.ax_pattern, self.ax_approx, self.ax_bars = panels(
+            figure, self.layout, 3, [1, 1, 1.3], rows=(2, 1), heights=[1.2, 1],
+            wide=dict(left=0.02, right=0.98, top=0.86, bottom=0.2, wspace=0.25))
         pattern = linalg.structured_pattern()
         self.scale = float(np.max(np.abs(pattern)))
         self.ax_pattern.imshow(style.sign_colours(pattern, self.scale), interpolation="nearest")

@@ -15,7 +15,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from memkit import attention, style
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, panels
 
 #: angles between the query and the seven unit keys, in degrees
 KEY_ANGLES = np.array([0.0, 40.0, 70.0, 105.0, 145.0, 200.0, 250.0])
@@ -70,8 +70,9 @@ class Temperature(InteractiveFigure):
                                             description="β")}
 
     def build(self, figure):
-        left, right = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.3, 1.0]})
-        figure.subplots_adjust(left=0.08, right=0.97, top=0.86, bottom=0.27, wspace=0.3)
+        left, right = panels(
+            figure, self.layout, 2, [1.3, 1.0],
+            wide=dict(left=0.08, right=0.97, top=0.86, bottom=0.27, wspace=0.3))
         index = np.arange(1, SIMILARITIES.size + 1)
         self.bars = left.bar(index, np.zeros(SIMILARITIES.size), color=style.KEY, width=0.6)
         left.axhline(1.0 / SIMILARITIES.size, color=style.NEUTRAL, ls="--", lw=1)

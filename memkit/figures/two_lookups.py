@@ -57,6 +57,12 @@ ARROW_GAP = 0.38  # room for the arrow between the prompt and the next token
 ARROW = {"width": 0.012, "head_width": 0.1, "head_length": 0.12, "length_includes_head": True}
 FONT_SIZE = 10
 BASELINE = -0.05  # baseline of a word below the middle of its box
+# the narrow layout (a phone's column): the prompt in up to two rows, the last one ending
+# with the prediction; the violet box under them, its label under it; the key on top
+NARROW_WIDTH, NARROW_HEIGHT = 4.4, 3.3
+NARROW_ROW_Y, ROW_STEP = 1.15, 0.8  # bottom of the last row; from one row's bottom to the next
+NARROW_FACT_BOX = (0.7, 0.5, 3.0, 0.34)
+MARGIN = 0.1  # least room left and right of a row of tokens, in the narrow layout
 
 
 def lookups(prompt: str) -> dict:
@@ -115,6 +121,17 @@ BOX_FACE = {
 WORD_COLOUR = {"prediction": PAPER, "read": PAPER, "other": style.INK}
 
 
+def _rows(widths: np.ndarray, next_width: float, room: float) -> int:
+    """Where the prompt breaks into two rows for ``room`` inches: the index of the first
+    token of the last row (the longest last row, arrow and next token included, that fits;
+    0: one row)."""
+    for start in range(len(widths)):
+        last = widths[start:].sum() + GAP * (len(widths) - start - 1) + ARROW_GAP + next_width
+        if last <= room:
+            return start
+    return len(widths) - 1
+
+
 def _box(ax, **kwargs):
     box = FancyBboxPatch((0, ROW_Y), 1, BOX_H, boxstyle="round,pad=0,rounding_size=0.08",
                          lw=1.2, **kwargs)
@@ -126,6 +143,8 @@ class TwoLookups(InteractiveFigure):
     id = "two-lookups"
     chapter = "Prologue"
     size = (WIDTH, HEIGHT / 0.9)
+    narrow_size = (NARROW_WIDTH, NARROW_HEIGHT / 0.9)
+    narrow_grid = False  # its one axes spans the figure, in inches
     alt_text = ("A prompt as a row of tokens: the copper token where the next one is predicted, "
                 "the blue tokens attention reads from the context, and a violet box for what "
                 "the weights supply.")
@@ -139,9 +158,13 @@ class TwoLookups(InteractiveFigure):
         }
 
     def build(self, figure):
+        narrow = self.layout == "narrow"
+        self.width = NARROW_WIDTH if narrow else WIDTH
+        self.row_y = NARROW_ROW_Y if narrow else ROW_Y
+        self.fact_box = NARROW_FACT_BOX if narrow else FACT_BOX
         ax = figure.add_axes((0, 0.1, 1, 0.9))
-        ax.set_xlim(0, WIDTH)
-        ax.set_ylim(0, HEIGHT)
+        ax.set_xlim(0, self.width)
+        ax.set_ylim(0, NARROW_HEIGHT if narrow else HEIGHT)
         ax.axis("off")
         self.boxes = [_box(ax, ec="none") for _ in range(MAX_TOKENS)]
         self.next_box = _box(ax, fc=PAPER, ec=style.QUERY, ls="--")
@@ -149,19 +172,26 @@ class TwoLookups(InteractiveFigure):
         self.arcs = LineCollection([], colors=style.KEY, linewidths=1.6)
         ax.add_collection(self.arcs)
         (self.arc_end,) = ax.plot([], [], "v", color=style.KEY, ms=6)
-        x, y, width, height = FACT_BOX
+        x, y, width, height = self.fact_box
         ax.add_patch(FancyBboxPatch((x, y), width, height, boxstyle="round,pad=0,rounding_size=0.1",
                                     fc=to_rgba(style.VALUE, 0.12), ec=style.VALUE, lw=1.4))
-        ax.text(x - 0.12, y + height / 2, "the weights (slow memory) supply", ha="right",
-                va="center", color=style.VALUE)
+        if narrow:  # the label under the box
+            ax.text(x + width / 2, y - 0.1, "the weights (slow memory) supply", ha="center",
+                    va="top", color=style.VALUE)
+            key = ((0.1, 3.05, "the prediction is made here", "prediction"),
+                   (0.1, 2.8, "attention reads it from the context (fast memory)", "read"))
+        else:
+            ax.text(x - 0.12, y + height / 2, "the weights (slow memory) supply", ha="right",
+                    va="center", color=style.VALUE)
+            key = ((0.2, 2.15, "the prediction is made here", "prediction"),
+                   (2.8, 2.15, "attention reads it from the context (fast memory)", "read"))
         self.weight_arrow = ax.arrow(0, 0, 0, 1, color=style.VALUE, **ARROW)
-        for left, label, role in ((0.2, "the prediction is made here", "prediction"),
-                                  (2.8, "attention reads it from the context (fast memory)", "read")):
-            ax.add_patch(FancyBboxPatch((left, 2.15), 0.2, 0.15, fc=BOX_FACE[role], ec="none",
+        for left, bottom, label, role in key:
+            ax.add_patch(FancyBboxPatch((left, bottom), 0.2, 0.15, fc=BOX_FACE[role], ec="none",
                                         boxstyle="round,pad=0,rounding_size=0.04"))
-            ax.text(left + 0.3, 2.225, label, va="center", color=style.INK)
-        ax.text(WIDTH - 0.08, 0.0, "illustration, not a measurement", ha="right", va="bottom",
-                color=style.NEUTRAL, fontsize=8, style="italic")
+            ax.text(left + 0.3, bottom + 0.075, label, va="center", color=style.INK)
+        ax.text(self.width - 0.08, 0.0, "illustration, not a measurement", ha="right",
+                va="bottom", color=style.NEUTRAL, fontsize=8, style="italic")
         # every word on the picture (tokens, next token, fact): one collection of outlines,
         # each made once, here, so that no change of prompt waits for one
         for example in EXAMPLES.values():
@@ -177,40 +207,57 @@ class TwoLookups(InteractiveFigure):
         tokens, roles = data["tokens"], data["roles"]
         widths = np.array([_box_width(token) for token in tokens])
         next_width = _box_width(data["next_token"])
-        total = widths.sum() + GAP * (len(tokens) - 1) + ARROW_GAP + next_width
-        lefts = (WIDTH - total) / 2 + np.concatenate([[0], np.cumsum(widths + GAP)[:-1]])
+        # the wide layout: one row; the narrow: the last row as long as fits, the rest above
+        start = 0 if self.layout == "wide" else _rows(widths, next_width,
+                                                       self.width - 2 * MARGIN)
+        lefts, bottoms = np.empty(len(tokens)), np.empty(len(tokens))
+        for row, (first, end) in enumerate(((start, len(tokens)), (0, start))):
+            if first == end:  # one row
+                continue
+            row_widths = widths[first:end]
+            total = row_widths.sum() + GAP * (len(row_widths) - 1)
+            if row == 0:
+                total += ARROW_GAP + next_width
+            lefts[first:end] = (self.width - total) / 2 + np.concatenate(
+                [[0], np.cumsum(row_widths + GAP)[:-1]])
+            bottoms[first:end] = self.row_y + row * ROW_STEP
         centres = lefts + widths / 2
-        middle = ROW_Y + BOX_H / 2
+        middles = bottoms + BOX_H / 2
+        middle = self.row_y + BOX_H / 2
         for i, box in enumerate(self.boxes):
             box.set_visible(i < len(tokens))
             if i < len(tokens):
                 box.set_x(lefts[i])
+                box.set_y(bottoms[i])
                 box.set_width(widths[i])
                 box.set_facecolor(BOX_FACE[roles[i]])
         right = lefts[-1] + widths[-1]
         self.next_arrow.set_data(x=right + 0.04, y=middle, dx=ARROW_GAP - 0.08, dy=0)
         self.next_box.set_x(right + ARROW_GAP)
+        self.next_box.set_y(self.row_y)
         self.next_box.set_width(next_width)
-        x, y, width, height = FACT_BOX
+        x, y, width, height = self.fact_box
         self.words.set_paths(
-            [_centred(token, centre, middle) for token, centre in zip(tokens, centres)]
+            [_centred(token, centre, mid) for token, centre, mid in zip(tokens, centres, middles)]
             + [_centred(data["next_token"], right + ARROW_GAP + next_width / 2, middle, "bold"),
                _centred(data["fact"], x + width / 2, y + height / 2)]
         )
         self.words.set_facecolors([WORD_COLOUR[role] for role in roles] + [style.QUERY, style.VALUE])
         # a parabola from the top of each token read to the top of the prediction token,
-        # higher the farther it reaches
-        top, target = ROW_Y + BOX_H + 0.03, centres[-1]
+        # higher the farther it reaches; from a row above, a line down from its bottom
+        top, target = self.row_y + BOX_H + 0.03, centres[-1]
         s = np.linspace(0, 1, 24)
         self.arcs.set_segments([
             np.stack([centre + (target - centre) * s,
                       top + 4 * (0.2 + 0.07 * (target - centre)) * s * (1 - s)], 1)
-            for centre, role in zip(centres, roles) if role == "read"
+            if bottom == self.row_y else
+            np.stack([centre + (target - centre) * s, bottom - 0.03 + (top - bottom + 0.03) * s], 1)
+            for centre, bottom, role in zip(centres, bottoms, roles) if role == "read"
         ])
         self.arc_end.set_data([target], [top + 0.04])
         start = x + width / 2
         self.weight_arrow.set_data(x=start, y=y + height, dx=target - start,
-                                   dy=ROW_Y - 0.04 - y - height)
+                                   dy=self.row_y - 0.04 - y - height)
 
     def describe(self, data):
         read = ", ".join(f"'{token}'" for token in data["read"])

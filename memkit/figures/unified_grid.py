@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
 from memkit import style, unified
-from memkit.figures.base import InteractiveFigure
+from memkit.figures.base import InteractiveFigure, panels
 
 CELLS = ("fixed + linear", "fixed + nonlinear", "growing + linear", "growing + nonlinear")
 D_K = D_V = 4
@@ -71,6 +71,7 @@ class UnifiedGrid(InteractiveFigure):
     id = "unified-grid"
     chapter = "12"
     size = (7.4, 3.3)
+    narrow_size = (4.4, 6.0)
     alt_text = ("A 2 x 2 grid of layers, state fixed or growing against a linear or nonlinear "
                 "read, with an arrow from the growing linear cell to the fixed linear one, "
                 "beside the numbers the chosen cell holds against the tokens read.")
@@ -82,8 +83,9 @@ class UnifiedGrid(InteractiveFigure):
         return {"cell": widgets.ToggleButtons(options=list(CELLS), value=CELLS[0], description="cell")}
 
     def build(self, figure):
-        grid, count = figure.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
-        figure.subplots_adjust(left=0.1, right=0.98, top=0.88, bottom=0.24, wspace=0.28)
+        grid, count = panels(
+            figure, self.layout, 2, [3, 2], heights=[1.5, 1],
+            wide=dict(left=0.1, right=0.98, top=0.88, bottom=0.24, wspace=0.28))
         grid.set_xlim(0, 2)
         grid.set_ylim(0, 2)
         grid.set_xticks([0.5, 1.5], ["linear read", "nonlinear read"])

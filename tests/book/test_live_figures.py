@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from memkit import figures
+from memkit import figures, style
 from memkit.figures import frames
 from tools.common import chromium
 from tools.book.toc import toc_files
@@ -27,9 +27,10 @@ from tools.book.toc import toc_files
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIGURE_CALL = re.compile(r'figures\.get\(\s*"([a-z0-9-]+)"\s*\)')
 MB = 1024 * 1024
-# frames drawn for 2x screens (frames.FRAME_SCALE, issue 41) weigh about 2.3 times those of
-# 1x: Chapter 5's two figures (score-sharpness: 255 states) about 7.7 MB, the site 18 MB
-BUDGET_TOTAL, BUDGET_CHAPTER = 30 * MB, 8 * MB
+# frames drawn for 2x screens (frames.FRAME_SCALE) weigh about 2.3 times those of 1x, and
+# each state has two, the wide and the narrow (a phone's column): Chapter 5's two figures
+# (score-sharpness: 255 states) the most, 16.2 MB (wide 6.3, narrow 7.2); the site 38.3 MB
+BUDGET_TOTAL, BUDGET_CHAPTER = 40 * MB, 17 * MB
 
 
 def shown() -> dict[str, list[str]]:
@@ -105,22 +106,25 @@ def test_every_reachable_state_has_its_frame_within_budget(built_book):
             keys = [key for key, _ in frames.states(figures.get(figure_id))]
             spec = site_spec(built_book, figure_id)
             assert sorted(spec["frames"]) == sorted(keys), figure_id
-            missing = [k for k in keys if not (folder / (k.replace(",", "-") + ".webp")).exists()]
-            assert not missing, f"{figure_id}: no frame for states {missing[:5]}"
-            size = sum(p.stat().st_size for p in folder.glob("*.webp"))
+            for layout in (folder, folder / "narrow"):  # the wide frames, the phone's
+                missing = [k for k in keys if not (layout / (k.replace(",", "-") + ".webp")).exists()]
+                assert not missing, f"{figure_id} {layout.name}: no frame for states {missing[:5]}"
+            size = sum(p.stat().st_size for p in folder.rglob("*.webp"))
             per_page[page] = per_page.get(page, 0) + size
             total += size
     assert total <= BUDGET_TOTAL, f"{total / MB:.1f} MB of frames"
     assert max(per_page.values()) <= BUDGET_CHAPTER, {p: f"{s / MB:.1f} MB" for p, s in per_page.items()}
 
 
+@pytest.mark.parametrize("layout", ["wide", "narrow"])
 @pytest.mark.parametrize("figure_id", sorted({i for ids in shown().values() for i in ids}))
-def test_frames_have_the_pixels_and_readings_of_the_python_figure(built_book, figure_id):
+def test_frames_have_the_pixels_and_readings_of_the_python_figure(built_book, figure_id, layout):
     spec = site_spec(built_book, figure_id)
+    folder = built_book / "_figures" / figure_id / ("narrow" if layout == "narrow" else "")
     states = frames.states(figures.get(figure_id))
     for key, state in [states[0], states[len(states) // 2], states[-1]]:
-        fig = figures.get(figure_id, **state)
-        frame = (built_book / "_figures" / figure_id / (key.replace(",", "-") + ".webp")).read_bytes()
+        fig = figures.get(figure_id, layout=layout, **state)
+        frame = (folder / (key.replace(",", "-") + ".webp")).read_bytes()
         picture = fig.png(with_reading=False, scale=frames.FRAME_SCALE)
         # the same pixels as the Python figure's frame of that state (the same picture hash)
         assert np.array_equal(decoded(frame), decoded(frames.encode(picture))), (figure_id, state)
@@ -128,6 +132,12 @@ def test_frames_have_the_pixels_and_readings_of_the_python_figure(built_book, fi
         error = np.abs(decoded(frame).astype(int) - decoded(picture).astype(int))[..., :3]
         assert error.mean() < 2.0 and np.percentile(error, 99.5) <= 16, (figure_id, error.mean())
         assert spec["frames"][key] == fig.caption
+        # shown at the layout's size: the wide in the spec, the narrow in its entry
+        shown_at = spec["narrow"] if layout == "narrow" else spec
+        assert (shown_at["width"], shown_at["height"]) == tuple(
+            round(side * style.DPI) for side in fig.size)
+        assert decoded(frame).shape[:2] == tuple(
+            round(side * style.DPI * frames.FRAME_SCALE) for side in reversed(fig.size))
 
 
 def test_page_without_javascript_keeps_the_default_picture_and_its_reading(built_book):
@@ -140,6 +150,11 @@ def test_page_without_javascript_keeps_the_default_picture_and_its_reading(built
             alts = {html_module.unescape(alt) for alt, _ in pictures}
             # what the picture shows, then the reading drawn under it; loaded when near
             assert f"{spec['alt']} Shown: {spec['frames'][default]}" in alts, (page, figure_id)
+            # a narrow window picks the narrow frame of the default state
+            narrow = (f'<picture><source media="{spec["narrow"]["media"]}"'
+                      f' srcset="{"../" * page.count("/")}_figures/'
+                      f'{figure_id}/narrow/{default.replace(",", "-")}.webp"')
+            assert narrow in html, (page, figure_id)
             assert f'data-figure="{figure_id}"' in html, (page, figure_id)
         # the cell figures.get("...") runs in the notebook; the page does not show it
         text = html_module.unescape(re.sub(r"<[^>]+>", "", html))

@@ -34,7 +34,7 @@ CHAPTER_6 = "book/ch06-soft-dictionary.html"
 MEASURE = """async () => {
   const sleep = ms => new Promise(r => setTimeout(r, ms));
   const width = document.documentElement.clientWidth;
-  const out = [];
+  const out = [], layouts = [];
   const where = box => `${box.left.toFixed(0)}..${box.right.toFixed(0)} in ${width}`;
   const roots = Array.from(document.querySelectorAll('.memfig-live'));
   for (const root of roots) {
@@ -45,6 +45,13 @@ MEASURE = """async () => {
     if (root.dataset.ready !== 'true') { out.push(`live figure ${root.dataset.figure} never set up`); continue; }
     await img.decode().catch(() => null);
     const box = img.getBoundingClientRect();
+    const data = JSON.parse(root.querySelector('script[type="application/json"]').textContent);
+    const shown = img.currentSrc.includes(`/_figures/${data.id}/narrow/`) ? 'narrow' : 'wide';
+    layouts.push(shown);
+    const size = shown === 'narrow' ? data.narrow : data;
+    const declared = [img.getAttribute('width'), img.getAttribute('height')].map(Number);
+    if (declared[0] !== size.width || declared[1] !== size.height)
+      out.push(`figure ${root.dataset.figure}: its ${shown} frame declared ${declared.join(' x ')}, not ${size.width} x ${size.height}`);
     if (img.naturalWidth < box.width * devicePixelRatio - 1)
       out.push(`figure ${root.dataset.figure}: ${img.naturalWidth} px shown at ${box.width.toFixed(0)} x ${devicePixelRatio}`);
   }
@@ -83,7 +90,7 @@ MEASURE = """async () => {
   const page = document.documentElement.scrollWidth;
   if (page > width) out.push(`the page scrolls sideways: ${page} px in ${width}`);
   const icon = document.querySelector('link[rel~="icon"]');
-  return {figures: roots.length, problems: out, icon: icon && icon.href};
+  return {figures: roots.length, problems: out, icon: icon && icon.href, layouts};
 }"""
 
 
@@ -122,11 +129,48 @@ def test_every_figure_and_formula_fits_the_screen(site, tabs, screen, page_path)
     # a frame the player dropped as it moved on (net::ERR_ABORTED) is no failure
     failed = [f for f in failed if not ("ERR_ABORTED" in f and "/_figures/" in f)]
     assert not failed, f"{page_path} at {screen}: {failed}"
+    # a phone shows every figure's narrow frames (type of 11 CSS px or more), a laptop the wide
+    assert set(found["layouts"]) <= ({"narrow"} if screen.startswith("390x") else {"wide"}), (
+        page_path, screen, found["layouts"])
     if page_path == CHAPTER_6:
         assert found["figures"] == 4
 
 
 FIGURE = '.memfig-live[data-figure="soft-dictionary"]'
+SHOWN = """img => [img.currentSrc.split('/_figures/')[1], Number(img.getAttribute('width')),
+                   Number(img.getAttribute('height')),
+                   img.getBoundingClientRect().right, document.documentElement.clientWidth]"""
+
+
+def test_a_figure_turns_with_the_phone(site, browser):
+    """A phone turned from landscape (a wide column) to portrait: Chapter 6's figure moves
+    from its wide frames to its narrow ones, at the narrow size, inside the window, and a
+    control moved then keeps to the narrow frames."""
+    context = browser.new_context(viewport={"width": 844, "height": 390}, device_scale_factor=2)
+    try:
+        page = context.new_page()
+        page.goto(site + CHAPTER_6, wait_until="load")
+        page.evaluate(SETTLED)
+        cell = page.locator(FIGURE + " >> xpath=preceding-sibling::*[1]")
+        cell.scroll_into_view_if_needed()
+        page.wait_for_selector(FIGURE + '[data-ready="true"]', state="attached")
+        picture = cell.locator(".memfig-picture")
+        picture.evaluate("img => img.decode()")
+        wide = picture.evaluate(SHOWN)
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.wait_for_function("img => img.currentSrc.includes('/narrow/')",
+                               arg=picture.element_handle())
+        picture.evaluate("img => img.decode()")
+        narrow = picture.evaluate(SHOWN)
+        cell.locator("input[type=range]").focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("img => img.currentSrc.endsWith('/narrow/11.webp')",
+                               arg=picture.element_handle())
+    finally:
+        context.close()
+    assert wide[0] == "soft-dictionary/10.webp" and wide[1:3] == [608, 264], wide
+    assert narrow[0] == "soft-dictionary/narrow/10.webp" and narrow[1] == 352, narrow
+    assert narrow[3] <= narrow[4], f"the narrow frame runs off the window: {narrow}"
 BACKGROUND = """() => getComputedStyle(document.body).backgroundColor.match(/\\d+/g).slice(0, 3).map(Number)"""
 
 

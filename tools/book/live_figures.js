@@ -12,8 +12,12 @@
  * announces its name, value and unit (aria-valuetext). The frames are drawn at twice the
  * picture's size (sharp on a 2x screen) and shown at its size, data.width x data.height
  * CSS pixels, or narrower: the picture shrinks to the column (memcourse.css), so that the
- * whole of it is in view on a phone. Nothing is fetched from another site;
- * without JavaScript the page keeps the default picture, its alt text holding the reading.
+ * whole of it is in view on a phone. Where the window is narrow (data.narrow.media, a phone)
+ * the frames are the narrow layout's (data.id/narrow/..., panels stacked, type of 11 CSS
+ * px or more, data.narrow.width x data.narrow.height), chosen again when the window turns
+ * or is resized. Nothing is fetched from another site; without JavaScript the page keeps
+ * the default picture (a <picture> whose <source> is the narrow frame on a narrow window),
+ * its alt text holding the reading.
  */
 (function () {
   "use strict";
@@ -30,6 +34,12 @@
     var cell = root.previousElementSibling;
     var img = cell && cell.querySelector(".cell_output img");
     if (!img) return;
+    var picture = img.closest("picture");  // the frames replace what its sources choose
+    if (picture) {
+      picture.parentNode.insertBefore(img, picture);
+      picture.parentNode.removeChild(picture);
+    }
+    var narrow = data.narrow && window.matchMedia ? window.matchMedia(data.narrow.media) : null;
     var index = data.controls.map(function (c) { return c.default; });
     var prompt = element("p", "memfig-prompt", data.prompt);
     var panel = element("div", "memfig-controls");
@@ -39,11 +49,22 @@
     var cache = {};
 
     function key(at) { return at.join(","); }
-    function source(k) { return data.base + data.id + "/" + k.replace(/,/g, "-") + ".webp"; }
+    function isNarrow() { return Boolean(narrow && narrow.matches); }
+    function source(k) {
+      return data.base + data.id + "/" + (isNarrow() ? "narrow/" : "") + k.replace(/,/g, "-") + ".webp";
+    }
     function prefetch(k) {
-      if (!cache[k] && data.frames[k] !== undefined) {
-        cache[k] = new Image();
-        cache[k].src = source(k);
+      var url = source(k);
+      if (!cache[url] && data.frames[k] !== undefined) {
+        cache[url] = new Image();
+        cache[url].src = url;
+      }
+    }
+    function size() {  // the frames' size in CSS pixels (they hold 2x the pixels)
+      var shown = isNarrow() ? data.narrow : data;
+      if (shown.width && shown.height) {
+        img.width = shown.width;
+        img.height = shown.height;
       }
     }
     // "query t°" at 50 is read "query t: 50 degrees"
@@ -53,7 +74,8 @@
     }
     function show() {
       var k = key(index);
-      img.src = source(k);
+      var url = source(k);
+      if (img.getAttribute("src") !== url) img.src = url;
       if (reading.textContent !== data.frames[k]) reading.textContent = data.frames[k];
       root.dataset.state = k;
       index.forEach(function (value, i) {  // the neighbours a drag reaches next
@@ -138,16 +160,18 @@
     scroller.appendChild(img);
     scroller.insertAdjacentElement("afterend", reading);
     img.classList.add("memfig-picture");
-    if (data.width && data.height) {  // the frames' size in CSS pixels (they hold 2x the pixels)
-      img.width = data.width;
-      img.height = data.height;
-    }
+    size();
     img.alt = data.alt;  // the reading, under the picture, is no longer in its alt text
     reading.setAttribute("aria-live", "polite");  // after it is in place: only changes are read
     reading.setAttribute("aria-atomic", "true");
     function ready() {
       root.dataset.ready = "true";
       show();
+      if (narrow) {  // a phone turned, a window resized across the media query
+        var relayout = function () { size(); show(); };
+        if (narrow.addEventListener) narrow.addEventListener("change", relayout);
+        else narrow.addListener(relayout);
+      }
     }
     // the default picture loads lazily: let a load under way end before the first frame
     // replaces it (a replaced picture's request would be cut off)

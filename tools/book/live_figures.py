@@ -3,14 +3,18 @@
 At build time each figure shown in its default state (a cell ending in
 ``figures.get("id")``) has every state of its controls rendered once by
 ``memkit.figures.frames`` (the figure's own code path: same pixels, same reading as the
-live widget). The frames are WebP files under ``_figures/<id>/`` in the site; the page
+live widget), in each layout: wide (``_figures/<id>/``, WebP files) and narrow, drawn for a
+phone's column (``_figures/<id>/narrow/``: panels stacked, type of 11 CSS px or more). The
+page
 carries the figure's alt text, prompt, controls and readings as a small JSON block, and
 ``_figures/player.js`` (served by the book itself) draws the prompt and the controls above
-the picture and swaps picture and reading as a control moves. The cell's source,
+the picture and swaps picture and reading as a control moves, from the narrow frames while the window is no wider than
+``NARROW_MEDIA`` (checked again as it turns or is resized). The cell's source,
 ``figures.get("id")``, is left out of the page (it runs in the notebook, not here), and the
 picture loads only when the reader comes near it. A reader without JavaScript sees the
-default picture, with the reading drawn under it, and hears the figure's alt text followed
-by that reading.
+default picture, with the reading drawn under it (on a narrow screen the narrow frame of the
+default state, through ``<picture>``), and hears the figure's alt text followed by that
+reading.
 
 Rendering runs in worker processes while the book executes its chapters, and is cached
 in ``_build/.figure_frames/<hash of memkit and matplotlib>/``: a rebuild after a prose
@@ -31,6 +35,8 @@ from docutils import nodes
 
 PLAYER = Path(__file__).with_name("live_figures.js")
 SITE_FOLDER = "_figures"
+#: the windows that show the narrow frames (the CSS of the controls narrows there too)
+NARROW_MEDIA = "(max-width: 40rem)"
 DEFAULT_CALL = re.compile(r'(?:^|\n)figures\.get\(\s*"([a-z0-9-]+)"\s*\)\s*$')
 
 
@@ -49,7 +55,8 @@ def frame_name(key: str) -> str:
 
 
 def render_to(figure_id: str, folder: str) -> str:
-    """Render every frame of one figure into ``folder`` (run in a worker process)."""
+    """Render every frame of one figure, in both layouts, into ``folder`` (run in a worker
+    process)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -57,12 +64,20 @@ def render_to(figure_id: str, folder: str) -> str:
 
     target = Path(folder) / figure_id
     spec, rendered = frames.render(figure_id)
+    narrow_spec, narrow = frames.render(figure_id, "narrow")
     partial = target.with_name(figure_id + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
-    for key, (data, _) in rendered.items():
+    (partial / "narrow").mkdir(parents=True)
+    for key, (data, reading) in rendered.items():
         (partial / frame_name(key)).write_bytes(data)
+        narrow_data, narrow_reading = narrow[key]
+        if narrow_reading != reading:
+            raise RuntimeError(f"{figure_id} {key}: the narrow reading {narrow_reading!r}"
+                               f" is not the wide one's {reading!r}")
+        (partial / "narrow" / frame_name(key)).write_bytes(narrow_data)
     spec["frames"] = {key: reading for key, (_, reading) in rendered.items()}
+    spec["narrow"] = {"media": NARROW_MEDIA, "width": narrow_spec["width"],
+                      "height": narrow_spec["height"]}
     (partial / "spec.json").write_text(json.dumps(spec, ensure_ascii=False))
     shutil.rmtree(target, ignore_errors=True)
     partial.rename(target)  # a figure's folder is complete or absent
@@ -127,8 +142,18 @@ def make_live(app, doctree, docname) -> None:
         if match is None or not images:
             continue
         spec = spec_of(app, match.group(1))
-        images[-1]["alt"] = no_script_alt(spec)
-        images[-1]["loading"] = "lazy"
+        image = images[-1]
+        image["alt"] = no_script_alt(spec)
+        image["loading"] = "lazy"
+        # without JavaScript, a narrow window shows the default state's narrow frame
+        default = ",".join(str(c["default"]) for c in spec["controls"])
+        narrow = spec["narrow"]
+        holder = image.parent
+        holder.insert(holder.index(image), nodes.raw("", (
+            f'<picture><source media="{narrow["media"]}"'
+            f' srcset="{base}{spec["id"]}/narrow/{frame_name(default)}"'
+            f' width="{narrow["width"]}" height="{narrow["height"]}">'), format="html"))
+        holder.insert(holder.index(image) + 1, nodes.raw("", "</picture>", format="html"))
         for source_block in [n for n in cell.children if "cell_input" in n.get("classes", [])]:
             cell.remove(source_block)  # figures.get("id") cannot run on this page
         payload = json.dumps({**spec, "base": base}, ensure_ascii=False).replace("</", "<\\/")
