@@ -3,11 +3,11 @@ Unix owners, so it holds where every student's server runs as one Unix user (Kub
 pods, ``make hub ONE_UNIX_USER=1``).
 
     python -m tools.hub.hub_exchange --root DIR [--course memcourse] [--share-mb 30]
-        [--share-files 400] [--submission-mb 20] [--release-mb 200]
+        [--share-files 400] [--submission-mb 20] [--release-mb 200] [--ip 127.0.0.1]
 
 The hub starts it (a managed service, ``c.JupyterHub.services``) with the environment of a
 service (``JUPYTERHUB_API_TOKEN``, ``JUPYTERHUB_SERVICE_URL``, ...); it listens on
-127.0.0.1 at the port of that URL. Every request carries a user's hub API token
+``--ip`` (127.0.0.1) at the port of that URL. Every request carries a user's hub API token
 (``Authorization: token ...``, the ``JUPYTERHUB_API_TOKEN`` of the user's server); the
 caller is the user the hub names for that token (``HubAuthenticated``), never a name in
 the request. Their role is their hub groups (``c.JupyterHub.load_groups``):
@@ -426,6 +426,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--share-files", type=int, default=defaults.share_files)
     parser.add_argument("--submission-mb", type=float, default=defaults.submission_bytes / MB)
     parser.add_argument("--release-mb", type=float, default=defaults.release_bytes / MB)
+    parser.add_argument("--ip", default="127.0.0.1",
+                        help="the address to listen on (0.0.0.0 in the hub's pod on Kubernetes)")
     args = parser.parse_args(argv)
     from tornado import httpserver, ioloop
 
@@ -437,8 +439,8 @@ def main(argv: list[str] | None = None) -> int:
     prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/exchange/")
     server = httpserver.HTTPServer(make_app(store, args.course, prefix),
                                    max_body_size=limits.body_bytes)
-    server.listen(url.port, "127.0.0.1")
-    print(f"the course's exchange on 127.0.0.1:{url.port}{prefix} (files in {store.root})",
+    server.listen(url.port, args.ip)
+    print(f"the course's exchange on {args.ip}:{url.port}{prefix} (files in {store.root})",
           flush=True)
     ioloop.IOLoop.current().start()
     return 0

@@ -26,7 +26,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from nbgrader.exchange.abc import (ExchangeCollect, ExchangeFetchAssignment,
+from nbgrader.exchange.abc import (Exchange, ExchangeCollect, ExchangeFetchAssignment,
                                    ExchangeFetchFeedback, ExchangeList,
                                    ExchangeReleaseAssignment, ExchangeReleaseFeedback,
                                    ExchangeSubmit)
@@ -36,7 +36,7 @@ from traitlets import Bool, Unicode
 URL_ENV, TOKEN_ENV = "MEMCOURSE_EXCHANGE_URL", "JUPYTERHUB_API_TOKEN"
 
 
-class ServiceExchange:
+class ServiceExchange(Exchange):
     """What every plugin shares: the service's requests, the files of a folder sent and
     written back."""
 
