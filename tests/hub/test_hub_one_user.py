@@ -5,8 +5,9 @@ knows each caller from their hub API token.
 
 One hub for the module (tools/hub/local.py's users and start, its own state folder, a free
 port of 127.0.0.1; the users' environment, lab files and proxy `make hub` installs),
-stopped by PID at the end; no user's server is spawned: nbgrader runs as the users, from
-the users' environment, with each user's own token (asked for with their password). The instructor
+stopped by PID at the end. nbgrader runs as the users, from the users' environment, with
+each user's own token (asked for with their password); last, the hub spawns one student's
+server, whose Unix user, home and token are checked. The instructor
 releases session 3; two students fetch and submit; then the attacks of issue 26's second
 round with one Unix user: a student reads a classmate's submission or feedback, hands in
 under their name, backdates an entry, fills the exchange; the instructor collects, grades
@@ -20,9 +21,11 @@ import csv
 import datetime
 import json
 import os
+import pwd
 import shutil
 import subprocess
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -167,6 +170,7 @@ def loop(hub):
         seen[f"fetch feedback {student}"] = ok(nbgrader(hub, url, tokens, student,
                                                         ["fetch_feedback", ASSIGNMENT]))
     seen["two's feedback read by one"] = api(url, tokens[one], "GET", f"feedback/{ASSIGNMENT}/{two}")
+    seen["tokens"], seen["url"] = tokens, url
     return hub, seen
 
 
@@ -230,3 +234,38 @@ def test_the_instructor_collects_grades_and_each_student_fetches_their_own_feedb
         assert len(got) == 1, (student, got)
         stamp = (course / "submitted" / student / ASSIGNMENT / "timestamp.txt").read_text()
         assert got[0].parent.name == stamp
+
+
+def test_a_students_server_runs_as_the_one_user_and_its_token_reaches_only_their_own(loop):
+    """The hub spawns student1's server: it runs as the one Unix user in the student's pod
+    home, and the token the hub gives it calls the exchange as student1, and only so."""
+    import requests
+
+    from tools.hub import processes
+
+    hub, seen = loop
+    one = hub.student_names[0]
+    admin = {"Authorization": f"token {seen['tokens'][hub.instructor]}"}
+    started = requests.post(f"{hub.url}/hub/api/users/{one}/server", headers=admin, timeout=60)
+    assert started.status_code in (201, 202), started.text
+    try:
+        deadline = time.monotonic() + 240
+        while not requests.get(f"{hub.url}/hub/api/users/{one}", headers=admin,
+                               timeout=60).json()["servers"].get("", {}).get("ready"):
+            assert time.monotonic() < deadline, "the server never got ready"
+            time.sleep(1)
+        (pid,) = processes.server_pids(hub.state / "jupyterhub.sqlite")
+        status = Path(f"/proc/{pid}/status").read_text()
+        uid = int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
+        environ = dict(item.split("=", 1) for item in
+                       Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0") if "=" in item)
+        own = api(seen["url"], environ["JUPYTERHUB_API_TOKEN"], "GET", "submissions")
+        theirs = api(seen["url"], environ["JUPYTERHUB_API_TOKEN"], "GET",
+                     f"feedback/{ASSIGNMENT}/{hub.student_names[1]}")
+    finally:
+        requests.delete(f"{hub.url}/hub/api/users/{one}/server", headers=admin, timeout=60)
+    assert uid == pwd.getpwnam(hub.pod_user).pw_uid
+    assert environ["HOME"] == str(hub.pod_home(one)) and environ["USER"] == hub.pod_user
+    assert environ["MEMCOURSE_EXCHANGE_URL"] == seen["url"]
+    assert own[0] == 200 and {s["student_id"] for s in own[1]} == {one}
+    assert theirs[0] == 403
