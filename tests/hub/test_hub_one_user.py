@@ -236,12 +236,29 @@ def test_the_instructor_collects_grades_and_each_student_fetches_their_own_feedb
         assert got[0].parent.name == stamp
 
 
+def process_env(pid: int) -> dict:
+    return dict(item.split("=", 1) for item in
+                Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0") if "=" in item)
+
+
+def server_process(user: str) -> int:
+    """The PID of ``user``'s jupyterhub-singleuser (inside its bubblewrap)."""
+    for entry in os.listdir("/proc"):
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            if b"jupyterhub-singleuser" in cmdline and not cmdline.startswith(b"bwrap") \
+                    and process_env(int(entry)).get("JUPYTERHUB_USER") == user:
+                return int(entry)
+        except (OSError, ValueError):
+            continue
+    raise AssertionError(f"no server of {user} running")
+
+
 def test_a_students_server_runs_as_the_one_user_and_its_token_reaches_only_their_own(loop):
     """The hub spawns student1's server: it runs as the one Unix user in the student's pod
-    home, and the token the hub gives it calls the exchange as student1, and only so."""
+    home, sees no classmate's home and no process but its own, and the token the hub gives
+    it calls the exchange as student1, and only so."""
     import requests
-
-    from tools.hub import processes
 
     hub, seen = loop
     one = hub.student_names[0]
@@ -254,17 +271,20 @@ def test_a_students_server_runs_as_the_one_user_and_its_token_reaches_only_their
                                timeout=60).json()["servers"].get("", {}).get("ready"):
             assert time.monotonic() < deadline, "the server never got ready"
             time.sleep(1)
-        (pid,) = processes.server_pids(hub.state / "jupyterhub.sqlite")
+        pid = server_process(one)
         status = Path(f"/proc/{pid}/status").read_text()
         uid = int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
-        environ = dict(item.split("=", 1) for item in
-                       Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0") if "=" in item)
+        environ = process_env(pid)
+        seen_homes = os.listdir(f"/proc/{pid}/root{hub.home(hub.pod_user)}")  # as the server sees
+        seen_pids = {int(p) for p in os.listdir(f"/proc/{pid}/root/proc") if p.isdigit()}
         own = api(seen["url"], environ["JUPYTERHUB_API_TOKEN"], "GET", "submissions")
         theirs = api(seen["url"], environ["JUPYTERHUB_API_TOKEN"], "GET",
                      f"feedback/{ASSIGNMENT}/{hub.student_names[1]}")
     finally:
         requests.delete(f"{hub.url}/hub/api/users/{one}/server", headers=admin, timeout=60)
     assert uid == pwd.getpwnam(hub.pod_user).pw_uid
+    assert seen_homes == [one], seen_homes  # the classmates' pod homes are not there
+    assert os.getpid() not in seen_pids and len(seen_pids) < 50, seen_pids  # its own /proc
     assert environ["HOME"] == str(hub.pod_home(one)) and environ["USER"] == hub.pod_user
     assert environ["MEMCOURSE_EXCHANGE_URL"] == seen["url"]
     assert own[0] == 200 and {s["student_id"] for s in own[1]} == {one}

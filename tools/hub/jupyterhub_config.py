@@ -98,8 +98,8 @@ class LimitedSpawner(LocalProcessSpawner):
 
 # -- one Unix user for every student (make hub ONE_UNIX_USER=1), as pods on Kubernetes --
 # Every student's server runs as the Unix user ONE_USER, in a home of its own under that
-# user's home (a pod's volume); the instructor and the graders keep their own users (their
-# course folder). Unix owners then tell no student from another, so the exchange is the
+# user's home (a pod's volume) and a bubblewrap that shows it that home only; the
+# instructor and the graders keep their own users (their course folder). Unix owners then tell no student from another, so the exchange is the
 # course's service (tools/hub/hub_exchange.py), which knows the caller from the hub.
 ONE_USER = env("MEMCOURSE_HUB_ONE_USER", "")
 EXCHANGE_PORT = env("MEMCOURSE_HUB_EXCHANGE_PORT", "")
@@ -115,10 +115,22 @@ def pod_home(name: str) -> str:
 
 
 class OneUserSpawner(LimitedSpawner):
-    """LimitedSpawner whose students' servers all run as ONE_USER, each in its own home."""
+    """LimitedSpawner whose students' servers all run as ONE_USER, each in its own home.
+    A student's server runs in bubblewrap, as in a pod of its own: ONE_USER's home shows
+    only that student's home, and /proc only the server's own processes (the classmates'
+    processes, of the same Unix user, are not reachable)."""
 
     def make_preexec_fn(self, name):
         return super().make_preexec_fn(ONE_USER if role_of(name) == "student" else name)
+
+    async def start(self):
+        self.cmd = [os.path.join(VENV, "bin", "jupyterhub-singleuser")]
+        if role_of(self.user.name) == "student":
+            home = pod_home(self.user.name)
+            self.cmd = ["bwrap", "--dev-bind", "/", "/", "--tmpfs", os.path.dirname(home),
+                        "--bind", home, home, "--unshare-pid", "--proc", "/proc",
+                        "--die-with-parent", "--chdir", home, "--"] + self.cmd
+        return await super().start()
 
     def user_env(self, env):
         env = super().user_env(env)
