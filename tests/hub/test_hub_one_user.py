@@ -185,7 +185,8 @@ def test_a_student_can_neither_release_nor_read_a_classmates_submission(loop):
     assert seen["no token"][0] == 403 and seen["bad token"][0] == 403
     pod = seen["pod reads the store"]
     assert pod.returncode != 0 and "Permission denied" in pod.stderr
-    assert two not in seen["inbound listed by one"].stdout + seen["inbound listed by one"].stderr
+    listed = ok(seen["inbound listed by one"])
+    assert f"memcourse {one} {ASSIGNMENT}" in listed and two not in listed, listed
 
 
 def test_a_student_hands_in_under_their_own_name_only(loop):
@@ -280,6 +281,12 @@ def test_a_students_server_runs_as_the_one_user_and_its_token_reaches_only_their
         own = api(seen["url"], environ["JUPYTERHUB_API_TOKEN"], "GET", "submissions")
         theirs = api(seen["url"], environ["JUPYTERHUB_API_TOKEN"], "GET",
                      f"feedback/{ASSIGNMENT}/{hub.student_names[1]}")
+        # the lab's Assignments tab and the scores page, asked of the server as the lab asks
+        lab = {"Host": f"{one}.localhost:{hub.port}", "Authorization": f"token {seen['tokens'][one]}"}
+        base = f"http://127.0.0.1:{hub.port}/user/{one}"
+        listed = requests.get(f"{base}/assignments", params={"course_id": "memcourse"},
+                              headers=lab, timeout=120).json()
+        page = requests.get(f"{base}/memcourse/scores", headers=lab, timeout=120).text
     finally:
         requests.delete(f"{hub.url}/hub/api/users/{one}/server", headers=admin, timeout=60)
     assert uid == pwd.getpwnam(hub.pod_user).pw_uid
@@ -289,3 +296,10 @@ def test_a_students_server_runs_as_the_one_user_and_its_token_reaches_only_their
     assert environ["MEMCOURSE_EXCHANGE_URL"] == seen["url"]
     assert own[0] == 200 and {s["student_id"] for s in own[1]} == {one}
     assert theirs[0] == 403
+    assert listed["success"], listed
+    statuses = [(a["assignment_id"], a["status"]) for a in listed["value"]]
+    assert statuses == [(ASSIGNMENT, "fetched"), (ASSIGNMENT, "submitted")], statuses
+    handed = listed["value"][1]["submissions"]
+    assert handed and {s["student_id"] for s in handed} == {one}
+    assert any(s["has_local_feedback"] for s in handed)  # the feedback fetched before
+    assert ASSIGNMENT in page and "Your scores" in page, page[-2000:]

@@ -171,8 +171,9 @@ class ServiceSubmit(ServiceExchange, ExchangeSubmit):
 
 
 class ServiceList(ServiceExchange, ExchangeList):
-    """``nbgrader list``: the released assignments, or (``--inbound``) the submissions the
-    service shows the caller (a student: their own), in nbgrader's list format."""
+    """``nbgrader list``: the released assignments, or (``--inbound``, and ``--cached``, which
+    the lab's Assignments tab and the scores page ask for) the submissions the service shows
+    the caller (a student: their own), in nbgrader's list format."""
 
     def info(self, course: str, assignment: str, submission: dict | None) -> dict:
         folder = self.assignment_path(assignment)
@@ -202,7 +203,7 @@ class ServiceList(ServiceExchange, ExchangeList):
     def parse_assignments(self) -> list[dict]:
         course, wanted = self.coursedir.course_id, self.coursedir.assignment_id
         self._released = {a["assignment_id"]: a["notebooks"] for a in self.api("GET", "assignments")}
-        if not self.inbound:
+        if not (self.inbound or self.cached):  # cached: the lab's list of what was handed in
             return [self.info(course, a, None) for a in self._released
                     if not wanted or a == wanted]
         query = f"?assignment={wanted}" if wanted else ""
@@ -214,9 +215,10 @@ class ServiceList(ServiceExchange, ExchangeList):
                  "status": "submitted", "submissions": subs}
                 for (s, a), subs in sorted(grouped.items())]
 
+    def copy_files(self):
+        """Listing copies nothing."""
+
     def list_files(self):
-        if self.cached:
-            return []
         assignments = self.parse_assignments()
         for info in assignments:
             for sub in info.get("submissions", [info]):
