@@ -3,15 +3,16 @@ every student's nbgrader runs as the one Unix user ``mco-pod``, in their own pod
 the exchange is the course's service behind the hub (tools/hub/hub_exchange.py), which
 knows each caller from their hub API token.
 
-One hub for the module (tools/hub/local.py's users and start, its own state folder, a free
-port of 127.0.0.1; the users' environment, lab files and proxy `make hub` installs),
-stopped by PID at the end. nbgrader runs as the users, from the users' environment, with
-each user's own token (asked for with their password); last, the hub spawns one student's
-server, whose Unix user, home and token are checked. The instructor
-releases session 3; two students fetch and submit; then the attacks of issue 26's second
-round with one Unix user: a student reads a classmate's submission or feedback, hands in
-under their name, backdates an entry, fills the exchange; the instructor collects, grades
-with the course's grader and releases feedback, which each student fetches, their own only.
+One hub for the module (tools/hub/local.py's install and start, as `make hub` runs them, with
+users of its own, its own state folder, a free port of 127.0.0.1; the users' environment,
+lab files and proxy shared with `make hub`), stopped by PID at the end. nbgrader runs as
+the users, from the users' environment, with each user's own token (asked for with their
+password). The instructor releases session 3; three students fetch and submit; then the
+attacks of issue 26's second round with one Unix user: a student reads a classmate's
+submission or feedback, hands in under their name, backdates an entry, fills the exchange;
+the instructor collects, grades with the course's grader and releases feedback, which each
+student fetches, their own only. Last, the hub spawns one student's server: its Unix user,
+home, view of the machine, token, Assignments tab and scores page are checked.
 """
 
 from __future__ import annotations
@@ -57,10 +58,7 @@ def hub():
     for user in users:  # left by a run that was killed before its teardown
         remove_user(user)
     try:
-        course_hub.ensure_proxy(hub)
-        course_hub.ensure_venv(hub)
-        course_hub.ensure_lab(hub)  # the students' nbgrader plugins
-        passwords = course_hub.ensure_users(hub)
+        passwords = course_hub.install(hub)  # as make hub ONE_UNIX_USER=1
         course_hub.start(hub)
         url = f"http://127.0.0.1:{port}/services/exchange/"
         tokens = {user: hub_token(hub.url, user, passwords[user])
