@@ -37,6 +37,7 @@ help:
 	@echo "make grade  autograde submitted/ (ASSIGNMENTS=, SUBMITTED=, ZIP=, TIMEOUT=, JOBS=, SCHEDULER=, LMS= ROSTER=)"
 	@echo "make export LMS=canvas|moodle ROSTER=roster.csv  the grades as the LMS's import CSV"
 	@echo "make hub   the course on a local JupyterHub (as root): users, exchange, lab; HUB_PORT="
+	@echo "           (ONE_UNIX_USER=1: every student's server as one Unix user, as on Kubernetes)"
 	@echo "make hub-stop  stop it"
 	@echo "make publish  (on the hub, in the instructor's ~/memcourse) a changed schedule, extensions or chapter to the gradebook and the students"
 	@echo "make bench  time every figure's update (Python, then key press to picture in the lab), weigh the heaviest page, time class grading"
@@ -161,13 +162,16 @@ export: $(STAMP)
 # users' environment /srv/memcourse/venv; HUB_PORT= (default 8000, or a free port); each
 # user's limits HUB_LIMITS=memory_mb=2048,pids=256,cpus=1.0,home_mb=1024,... (docs/hub.md).
 # TAS="mc-ta1 mc-ta2": teaching assistants, graders of the course (tools/hub/staff.py).
+# ONE_UNIX_USER=1: every student's server runs as one Unix user, mc-pod, as pods do on
+# Kubernetes; the exchange is then the course's service behind the hub's authentication
+# (tools/hub/hub_exchange.py).
 # make hub-stop stops it by PID, then every process of its users, and removes their files
 # from /tmp, /dev/shm and /run/lock.
 hub: $(STAMP) system-deps
 	$(BIN)/python -m tools.hub start $(if $(HUB_PORT),--port $(HUB_PORT)) $(if $(TAS),--tas "$(TAS)") \
 	  $(if $(EXCHANGE_MB),--exchange-size $(EXCHANGE_MB)) \
 	  $(if $(SUBMISSION_MB),--submission-size $(SUBMISSION_MB)) \
-	  $(if $(HUB_LIMITS),--limits $(HUB_LIMITS))
+	  $(if $(HUB_LIMITS),--limits $(HUB_LIMITS)) $(if $(ONE_UNIX_USER),--one-unix-user)
 
 # On the course hub, in the instructor's course folder (~/memcourse, the one to edit once the
 # hub exists): a changed schedule.yml or extensions.yml carried everywhere it shows: the

@@ -56,6 +56,7 @@ from tools.hub import limits
 from tools.hub.limits import Limits
 from tools.common import chromium
 from tools.lab import lab_browser
+from support.hub_users import remove_user, run_as
 
 # one worker runs every module that starts the course's lab or writes its config (conftest.py)
 pytestmark = pytest.mark.xdist_group("lab")
@@ -124,23 +125,10 @@ VALIDATE = """async (path) => {
 }"""
 
 
-def remove_user(name: str) -> None:
-    try:
-        pwd.getpwnam(name)
-    except KeyError:
-        return
-    subprocess.run(["userdel", "--remove", name], capture_output=True, check=False)
-
-
 def as_user(hub, user: str, argv: list[str], cwd: Path | None = None, timeout: float = 600):
     """Run a command as that Unix user, with a clean environment (the users' venv first, the
-    lab's files on PYTHONPATH as in their terminal)."""
-    home = hub.home(user)
-    env = ["env", "-i", f"HOME={home}", f"USER={user}", f"LOGNAME={user}", "LANG=C.UTF-8",
-           f"PATH={hub.venv}/bin:/usr/local/bin:/usr/bin:/bin",
-           f"PYTHONPATH={hub.lab}"]  # as in their lab's terminal: the course's nbgrader plugins
-    return subprocess.run(["runuser", "-u", user, "--", *env, *argv], cwd=cwd or home,
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    lab's files on PYTHONPATH as in their terminal: the course's nbgrader plugins)."""
+    return run_as(user, argv, hub.home(user), hub.venv / "bin", hub.lab, cwd, timeout=timeout)
 
 
 def sh(hub, user: str, script: str):

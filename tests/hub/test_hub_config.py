@@ -76,18 +76,33 @@ def test_the_schema_catches_a_mistake(schema, merged):
         jsonschema.validate(wrong, schema)
 
 
-def test_values_carry_the_exchange_and_the_course_lab(merged):
-    single = merged["singleuser"]
-    exchange = single["extraEnv"]["MEMCOURSE_EXCHANGE"]
-    mounts = {m["name"]: m["mountPath"] for m in single["storage"]["extraVolumeMounts"]}
-    volumes = {v["name"]: v for v in single["storage"]["extraVolumes"]}
-    assert exchange in mounts.values(), "the exchange is not on a shared volume"
-    name = next(n for n, path in mounts.items() if path == exchange)
-    assert "persistentVolumeClaim" in volumes[name]
+def test_values_carry_the_exchange_service_and_the_course_lab(merged):
+    """Every pod is one Unix user: the exchange is the hub's service, no shared folder; the
+    users' nbgrader takes its plugins, the pre-spawn hook gives its address, the service
+    keeps its files on the hub's volume, and every user's token may call it."""
+    from tools.hub import hub_exchange_client
+
+    single, hub = merged["singleuser"], merged["hub"]
+    assert not single["storage"].get("extraVolumes"), "a volume shared by the students' pods"
+    service = hub["services"]["exchange"]
+    port = service["url"].rsplit(":", 1)[1]
+    root = service["command"][service["command"].index("--root") + 1]
+    assert service["command"][:3] == ["python3", "-m", "tools.hub.hub_exchange"]
+    assert root in {m["mountPath"] for m in hub["extraVolumeMounts"]}
+    assert {int(port)} == {p["port"] for p in hub["service"]["extraPorts"]}
+    assert "access:services!service=exchange" in hub["loadRoles"]["user"]["scopes"]
+    assert "access:services!service=exchange" in hub["config"]["Spawner"]["server_token_scopes"]
+    nbgrader = single["extraFiles"]["nbgrader-exchange"]["stringData"]
+    assert all(line.replace("'", '"') in nbgrader for line in hub_exchange_client.config_lines())
     assert single["defaultUrl"] == "/lab"
-    code = merged["hub"]["extraConfig"]["memcourse-roles"]
-    compile(code, "extraConfig", "exec")  # Python that the hub will run
-    assert "pre_spawn_hook" in code and "MEMCOURSE_EXCHANGE_FOUND" in code
+    code = hub["extraConfig"]["memcourse-roles"]
+    namespace = {"c": types.SimpleNamespace(KubeSpawner=types.SimpleNamespace())}
+    exec(compile(code, "extraConfig", "exec"), namespace)  # Python that the hub will run
+    spawner = types.SimpleNamespace(user=types.SimpleNamespace(name="student1"), environment={},
+                                    volumes=[], volume_mounts=[])
+    namespace["c"].KubeSpawner.pre_spawn_hook(spawner)
+    assert spawner.environment["MEMCOURSE_EXCHANGE_FOUND"] == "1"
+    assert spawner.environment["MEMCOURSE_EXCHANGE_URL"] == f"http://hub:{port}/services/exchange/"
 
 
 def hub_config(**env):
@@ -233,3 +248,30 @@ def test_z2jh_values_carry_the_graders_groups(merged):
     assert mounts["instructor"] == {"/srv/memcourse/course": False}
     assert mounts["ta1"] == {"/srv/memcourse/course": True}  # a TA cannot change the course
     assert mounts["student1"] == {}
+
+
+def test_one_user_mode_runs_the_exchange_service_and_every_student_as_one_user():
+    """make hub ONE_UNIX_USER=1: the students' servers as one Unix user, the exchange the
+    hub's service, which every user's server token may call and whose address it gets."""
+    plain = hub_config(MEMCOURSE_HUB_INSTRUCTORS="prof")
+    assert plain.JupyterHub.spawner_class.__name__ == "LimitedSpawner"
+    assert "services" not in plain.JupyterHub
+    c = hub_config(MEMCOURSE_HUB_INSTRUCTORS="prof", MEMCOURSE_HUB_ONE_USER="nobody",
+                   MEMCOURSE_HUB_EXCHANGE_PORT="9555", MEMCOURSE_HUB_STATE="/state",
+                   MEMCOURSE_HUB_EXCHANGE_ARGS="--share-mb 7")
+    spawner_class = c.JupyterHub.spawner_class
+    assert spawner_class.__name__ == "OneUserSpawner"
+    assert spawner_class.__mro__[1].__name__ == "LimitedSpawner"  # in the user's cgroup still
+    (service,) = c.JupyterHub.services
+    command = service["command"]
+    assert service["name"] == "exchange" and service["url"] == "http://127.0.0.1:9555"
+    assert command[1:3] == ["-m", "tools.hub.hub_exchange"]
+    assert command[command.index("--root") + 1] == "/state/exchange-service"
+    assert command[-2:] == ["--share-mb", "7"]
+    roles = {role["name"]: role for role in c.JupyterHub.load_roles}
+    assert "access:services!service=exchange" in roles["user"]["scopes"]
+    assert roles["exchange-service"]["services"] == ["exchange"]
+    assert "access:services!service=exchange" in c.Spawner.server_token_scopes
+    spawner = types.SimpleNamespace(user=types.SimpleNamespace(name="ann"), environment={})
+    c.Spawner.pre_spawn_hook(spawner)
+    assert spawner.environment["MEMCOURSE_EXCHANGE_URL"] == "http://127.0.0.1:9555/services/exchange/"

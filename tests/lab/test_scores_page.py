@@ -74,3 +74,12 @@ def test_what_the_page_shows_is_escaped(tmp_path):
     text = scores_page.page(rows, "/user/ann/lab", problem="<script>alert(2)</script>",
                        extensions={"<b>s": "<img src=y>"})
     assert "<script" not in text and "<img" not in text and "<b>" not in text and "<i>" not in text
+
+
+def test_the_student_is_the_hubs_user_where_students_share_a_unix_user(monkeypatch):
+    """One-user mode and Kubernetes: every server runs as one Unix user, and the exchange
+    files each submission under the hub's name, which the page then shows."""
+    monkeypatch.setenv("JUPYTERHUB_USER", "ann")
+    assert scores_page.student_id() == "ann"
+    monkeypatch.delenv("JUPYTERHUB_USER")
+    assert scores_page.student_id() == scores_page.get_username()

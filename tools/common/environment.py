@@ -33,13 +33,17 @@ VARIABLES = (
              "the instructor (a PostgreSQL server for a cluster or several graders)",
              "SQLAlchemy URL of nbgrader's gradebook"),
     Variable("MEMCOURSE_EXCHANGE", "`/srv/nbgrader/exchange`",
-             f"{MAKE_HUB}; {AT_SPAWN}; the Kubernetes values (`extraEnv`)",
+             f"{MAKE_HUB}; {AT_SPAWN}",
              "nbgrader's exchange folder (where `make hub` makes it, where a lab looks for it)"),
     Variable("MEMCOURSE_EXCHANGE_FOUND", "unset: as `0`",
              f"`make lab` (`tools/lab/launch.py`); `binder/start` (`0`); {AT_SPAWN} (`1`); "
              "the Kubernetes values (`1`)",
              "`1`: an exchange exists, so the lab shows the assignment list, nbgitpuller "
              "and a student's scores page"),
+    Variable("MEMCOURSE_EXCHANGE_URL", "unset: the exchange service's plugins stop and say so",
+             f"{AT_SPAWN} (one-user mode); the Kubernetes values' pre-spawn hook",
+             "address of the course's exchange service (`tools/hub/hub_exchange.py`), "
+             "`.../services/exchange/`, for its nbgrader plugins"),
     Variable("MEMCOURSE_EXTENSIONS", "unset: no extension", f"{AT_SPAWN} (a student's server)",
              "the student's own due dates, JSON `{session: due date}` from `extensions.yml`, "
              "shown on their scores page"),
@@ -55,6 +59,12 @@ VARIABLES = (
     Variable("MEMCOURSE_HUB_COURSE_REPO", "unset: students start at `/lab`", MAKE_HUB,
              "URL of the published course repository a student's first page pulls "
              "(nbgitpuller)"),
+    Variable("MEMCOURSE_HUB_EXCHANGE_ARGS", "unset: the service's defaults",
+             f"{MAKE_HUB} (one-user mode)",
+             "the exchange service's limits: `--share-mb`, `--submission-mb`"),
+    Variable("MEMCOURSE_HUB_EXCHANGE_PORT", "unset: no exchange service",
+             f"{MAKE_HUB} (one-user mode), a free port",
+             "port of the course's exchange service on 127.0.0.1, which the hub then runs"),
     Variable("MEMCOURSE_HUB_EXPOSE_APP", "unset: not exposed", "the hub's end-to-end tests (`1`)",
              "`1`: each user's JupyterLab exposes its app object to the page"),
     Variable("MEMCOURSE_HUB_GRADERS", "unset: no grader",
@@ -70,6 +80,9 @@ VARIABLES = (
     Variable("MEMCOURSE_HUB_LIMITS", "unset: `make hub`'s limits",
              f"{MAKE_HUB}, from `HUB_LIMITS=`",
              "each user's cgroup and rlimits, `key=value,...` (`tools/hub/limits.py`)"),
+    Variable("MEMCOURSE_HUB_ONE_USER", "unset: each user's server as that user",
+             f"{MAKE_HUB}, from `ONE_UNIX_USER=1` (`mc-pod`)",
+             "the Unix user every student's server runs as (one-user mode, as on Kubernetes)"),
     Variable("MEMCOURSE_HUB_PORT", "`8000`", f"{MAKE_HUB}, from `HUB_PORT=`",
              "the hub's public port (the proxy's) on 127.0.0.1"),
     Variable("MEMCOURSE_HUB_PREFIX", "`/srv/memcourse`", "the person running `make hub`",

@@ -12,6 +12,12 @@
 ``exchange``                nbgrader's exchange: the course's folders laid out, a file
                             system of its own size, a collect that takes only each
                             student's own submissions (an nbgrader plugin)
+``hub_exchange``            the exchange as a hub service that knows each caller from
+                            their hub token: releases, submissions at the server's time,
+                            feedback, each student's share (one-user mode, Kubernetes)
+``hub_exchange_client``     nbgrader's exchange plugins that talk to that service
+``user_files``              what each user's home gets: nbgrader's configuration; in
+                            one-user mode the one Unix user and a home per student
 ``limits``                  each user's limits: a cgroup per server (memory, processes,
                             CPU), rlimits, a home of its own size
 ``processes``               the hub users' processes, found in /proc and all ended; the

@@ -96,7 +96,68 @@ class LimitedSpawner(LocalProcessSpawner):
         return preexec
 
 
-c.JupyterHub.spawner_class = LimitedSpawner
+# -- one Unix user for every student (make hub ONE_UNIX_USER=1), as pods on Kubernetes --
+# Every student's server runs as the Unix user ONE_USER, in a home of its own under that
+# user's home (a pod's volume) and a bubblewrap that shows it that home only; the
+# instructor and the graders keep their own users (their course folder). Unix owners then tell no student from another, so the exchange is the
+# course's service (tools/hub/hub_exchange.py), which knows the caller from the hub.
+ONE_USER = env("MEMCOURSE_HUB_ONE_USER", "")
+EXCHANGE_PORT = env("MEMCOURSE_HUB_EXCHANGE_PORT", "")
+EXCHANGE_URL = f"http://127.0.0.1:{EXCHANGE_PORT}/services/exchange/" if EXCHANGE_PORT else ""
+
+
+def pod_home(name: str) -> str:
+    """A student's home in one-user mode: <ONE_USER's home>/<hub user> (tools/hub/local.py
+    makes it, with its nbgrader configuration)."""
+    import pwd
+
+    return os.path.join(pwd.getpwnam(ONE_USER).pw_dir, name)
+
+
+class OneUserSpawner(LimitedSpawner):
+    """LimitedSpawner whose students' servers all run as ONE_USER, each in its own home.
+    A student's server runs in bubblewrap, as in a pod of its own: ONE_USER's home shows
+    only that student's home, and /proc only the server's own processes (the classmates'
+    processes, of the same Unix user, are not reachable)."""
+
+    def make_preexec_fn(self, name):
+        return super().make_preexec_fn(ONE_USER if role_of(name) == "student" else name)
+
+    async def start(self):
+        self.cmd = [os.path.join(VENV, "bin", "jupyterhub-singleuser")]
+        if role_of(self.user.name) == "student":
+            home = pod_home(self.user.name)
+            self.cmd = ["bwrap", "--dev-bind", "/", "/", "--tmpfs", os.path.dirname(home),
+                        "--bind", home, home, "--unshare-pid", "--proc", "/proc",
+                        "--die-with-parent", "--chdir", home, "--"] + self.cmd
+        return await super().start()
+
+    def user_env(self, env):
+        env = super().user_env(env)
+        if role_of(self.user.name) == "student":
+            env.update({"USER": ONE_USER, "HOME": pod_home(self.user.name)})
+        return env
+
+
+c.JupyterHub.spawner_class = OneUserSpawner if ONE_USER else LimitedSpawner
+if EXCHANGE_PORT:  # the exchange service, started and stopped by the hub
+    COURSE_CODE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    c.JupyterHub.services = [{
+        "name": "exchange", "url": f"http://127.0.0.1:{EXCHANGE_PORT}",
+        "command": [sys.executable, "-m", "tools.hub.hub_exchange",
+                    "--root", os.path.join(STATE, "exchange-service"), "--course", COURSE_ID,
+                    *env("MEMCOURSE_HUB_EXCHANGE_ARGS", "").split()],
+        "environment": {"PYTHONPATH": COURSE_CODE}, "cwd": STATE,
+    }]
+    c.JupyterHub.load_roles = [
+        # the service reads who is in the course's groups
+        {"name": "exchange-service", "scopes": ["read:users:groups", "read:users:name"],
+         "services": ["exchange"]},
+        # every user may call it (with their own token), their server's token too
+        {"name": "user", "scopes": ["self", "access:services!service=exchange"]},
+    ]
+    c.Spawner.server_token_scopes = ["users:activity!user", "access:servers!server",
+                                     "access:services!service=exchange"]
 c.Spawner.cmd = [os.path.join(VENV, "bin", "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"
@@ -148,6 +209,8 @@ def course_lab(spawner) -> None:
         "MEMCOURSE_EXCHANGE_FOUND": "1",
         "MEMCOURSE_EXCHANGE": EXCHANGE,
     })
+    if EXCHANGE_URL:  # the course's exchange service (tools/hub/hub_exchange_client.py)
+        spawner.environment["MEMCOURSE_EXCHANGE_URL"] = EXCHANGE_URL
     if role == "student" and CLASS_LIST:
         from memkit import class_list, variants
 

@@ -43,6 +43,9 @@
    its own proxy on a loaded machine); their PIDs and logs are kept in the state folder
    ``/srv/memcourse/hub``.
 
+``--one-unix-user``: every student's server runs as ``mc-pod`` (``tools.hub.user_files``), as
+pods do; no step 5: the exchange is the hub's service ``tools.hub.hub_exchange``.
+
 ``stop`` stops the hub by its PID (the hub stops the single-user servers), then the proxy
 and any server still alive, by their PIDs, then every process of the hub's users
 (whatever a terminal or a kernel left running), removes their cgroups and what the
@@ -69,7 +72,7 @@ from pathlib import Path
 from memkit import class_list
 from tools import ROOT, npm
 from tools.common.ports import free_port, port_free
-from tools.hub import course_repo, exchange, limits, processes, shares, staff
+from tools.hub import course_repo, exchange, limits, processes, shares, staff, user_files
 
 CONFIG_FILE = Path(__file__).with_name("jupyterhub_config.py")
 PREFIX = Path(os.environ.get("MEMCOURSE_HUB_PREFIX", "/srv/memcourse"))
@@ -91,12 +94,13 @@ LAB_FILES = ["jupyter", "book", "tools/__init__.py", "tools/lab/__init__.py",
              "tools/grading/student_files.py", "tools/common/safe_files.py", "tools/common/nbgrader_cells.py",
              "tools/grading/__init__.py", "tools/grading/sanitize.py", "tools/release",
              "tools/common/__init__.py", "tools/common/text.py", "tools/common/nbgrader_cli.py",
-             "tools/hub/__init__.py", "tools/hub/exchange.py", "tools/hub/shares.py"]
+             "tools/hub/__init__.py", "tools/hub/exchange.py", "tools/hub/shares.py",
+             "tools/hub/hub_exchange_client.py"]
 # what the instructor's nbgrader imports from the course folder (the exchange's collect),
 # and what `make publish` runs there (kept up to date in a copy an older `make hub` made)
 PLUGIN_FILES = ["tools/__init__.py", "tools/common/__init__.py", "tools/common/text.py",
                 "tools/common/safe_files.py", "tools/hub/__init__.py", "tools/hub/exchange.py",
-                "tools/hub/shares.py", "tools/hub/course_repo.py"]
+                "tools/hub/shares.py", "tools/hub/course_repo.py", "tools/hub/hub_exchange_client.py"]
 # what memkit's package is built from
 PACKAGE_FILES = ["memkit", "pyproject.toml"]  # memkit/README.md: its readme
 
@@ -120,6 +124,7 @@ class Hub:
     submission_mb: int = 20                     # one submission, at submit and at collect
     share_mb: int = 30                          # each student's share of the exchange
     limits: limits.Limits = field(default_factory=limits.Limits)  # per user (tools.hub.limits)
+    one_user: bool = False                      # every student's server as <users>pod
     extra_env: dict = field(default_factory=dict)
 
     @property
@@ -146,6 +151,14 @@ class Hub:
     def url(self) -> str:
         """The hub's address (its users' servers are at http://<user>.localhost:<port>)."""
         return f"http://localhost:{self.port}"
+
+    @property
+    def pod_user(self) -> str:  # every student's server's Unix user in one-user mode
+        return f"{self.users}pod"
+
+    def pod_home(self, student: str) -> Path:
+        """A student's home in one-user mode (as jupyterhub_config.py's pod_home)."""
+        return self.home(self.pod_user) / student
 
     def user_url(self, user: str) -> str:
         return f"http://{user}.localhost:{self.port}/user/{user}"
@@ -280,12 +293,14 @@ def ensure_users(hub: Hub) -> dict[str, str]:
             entry = pwd.getpwnam(user)
             say(limits.mount_home(hub.home(user), hub.state / "homes" / f"{user}.img",
                                   hub.limits.home_mb, entry.pw_uid, entry.pw_gid))
-        _nbgrader_config(hub, user)
+        user_files.nbgrader_config(hub, user, COURSE_ID, GROUP)
         if user != hub.instructor:  # git reads the instructor's repository of the course
             entry = pwd.getpwnam(user)
             course_repo.student_gitconfig(hub.home(user), hub.public, (entry.pw_uid, entry.pw_gid))
     secrets_file.write_text(json.dumps(passwords, indent=1) + "\n")
     os.chmod(secrets_file, 0o600)
+    if hub.one_user:
+        user_files.ensure_pod_homes(hub, COURSE_ID, GROUP)
     ensure_course(hub)
     listed = hub.course_dir() / class_list.NAME  # each student's seat, before their first login
     class_list.add(listed, hub.student_names)  # a regular file only: no link followed as root
@@ -297,36 +312,6 @@ def ensure_users(hub: Hub) -> dict[str, str]:
 def _as_user(user: str, path: Path) -> None:
     entry = pwd.getpwnam(user)
     os.chown(path, entry.pw_uid, entry.pw_gid)
-
-
-def _nbgrader_config(hub: Hub, user: str) -> None:
-    """~/.jupyter/nbgrader_config.py: the exchange and the course (nbgrader's hub setup)."""
-    folder = hub.home(user) / ".jupyter"
-    folder.mkdir(exist_ok=True)
-    limit = hub.submission_mb * 1000  # nbgrader's kB
-    lines = ["# written by `make hub` (tools/hub/local.py)", "c = get_config()  # noqa: F821",
-             f"c.Exchange.root = {str(hub.exchange)!r}",
-             f"c.CourseDirectory.course_id = {COURSE_ID!r}",
-             f"# a submission of at most {hub.submission_mb} MB (nbgrader submit, and collect)",
-             f"c.CourseDirectory.max_dir_size = {limit}",
-             f"c.CourseDirectory.max_file_size = {limit}",
-             "# the exchange's root is root's; each student hands in to their share"]
-    lines += [f"c.ExchangeFactory.{op} = 'tools.hub.shares.{plugin.__name__}'"
-              for op, plugin in shares.PLUGINS.items()]
-    if user == hub.instructor or user in hub.tas:  # a grader works in the instructor's course
-        lines += ["c.Exchange.path_includes_course = True",
-                  f"c.CourseDirectory.root = {str(hub.course_dir())!r}",
-                  "# collect only each student's own submissions, at the file system's time",
-                  "c.ExchangeFactory.collect = 'tools.hub.exchange.CourseCollect'",
-                  f"c.CourseCollect.group = {GROUP!r}"]
-    else:  # fetch, submit, fetch_feedback from any folder: in the course pulled into
-        # ~/memcourse, fetched into exercises/session-N beside book/ as in the course folder
-        lines += [f"c.Exchange.assignment_dir = "
-                  f"{str(hub.home(user) / course_repo.NAME / 'exercises')!r}",
-                  "c.Exchange.path_includes_course = False"]
-    (folder / "nbgrader_config.py").write_text("\n".join(lines) + "\n")
-    for path in (folder, folder / "nbgrader_config.py"):
-        _as_user(user, path)
 
 
 def course_files() -> list[str]:
@@ -422,6 +407,10 @@ def environment(hub: Hub) -> dict:
         # each student's seat (none before the instructor exists: `start` comes after it)
         "MEMCOURSE_HUB_CLASS_LIST": str(hub.course_dir() / class_list.NAME) if _exists(hub.instructor) else "",
     })
+    if hub.one_user:  # every student as one Unix user; the exchange service
+        env.update({"MEMCOURSE_HUB_ONE_USER": hub.pod_user,
+                    "MEMCOURSE_HUB_EXCHANGE_PORT": str(free_port()), "MEMCOURSE_HUB_EXCHANGE_ARGS":
+                    f"--share-mb {hub.share_mb} --submission-mb {hub.submission_mb}"})
     env.update(hub.extra_env)
     return env
 
@@ -475,10 +464,11 @@ def start(hub: Hub, ready_timeout: float = 120) -> subprocess.Popen:
 def hub_users(hub: Hub) -> list[str]:
     """The Unix users this hub made (its passwords file), or the ones it would make."""
     known = hub.state / "passwords.json"
+    pods = [hub.pod_user] if _exists(hub.pod_user) else []  # one-user mode's
     try:
-        return list(json.loads(known.read_text()))
+        return list(json.loads(known.read_text())) + pods
     except (OSError, ValueError):
-        return [hub.instructor] + hub.student_names
+        return [hub.instructor] + hub.student_names + pods
 
 
 def stop(hub: Hub, timeout: float = 30) -> list[int]:
@@ -522,6 +512,11 @@ def clear_exchange(hub: Hub) -> int:
     """The exchange emptied for a new term, as root, with the hub stopped."""
     if processes.running_pid(hub.state / "hub.pid"):
         raise SystemExit("the hub is running: make hub-stop first")
+    service = hub.state / "exchange-service"  # one-user mode's (tools/hub/hub_exchange.py)
+    for name in ("releases", "submissions", "feedback"):
+        if (service / name).is_dir():
+            shutil.rmtree(service / name)
+            say(f"removed {service / name}")
     ensure_exchange(hub)  # mounted, with the shares, the course's folders laid out again
     say(f"removed {len(shares.clear(hub.exchange, COURSE_ID))} entries from {hub.exchange}")
     return 0 if not hub.exchange_mb or exchange.unmount(hub.exchange) else 1
@@ -535,7 +530,8 @@ def install(hub: Hub) -> dict[str, str]:
     ensure_lab(hub)
     passwords = ensure_users(hub)
     ensure_public(hub)
-    ensure_exchange(hub)  # before the hub starts: no student has logged in yet
+    if not hub.one_user:  # before the hub starts (one-user mode: the hub's service)
+        ensure_exchange(hub)
     staff.ensure(hub, COURSE_ID)  # the due dates in the gradebook, the graders' share
     return passwords
 
@@ -557,6 +553,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="the largest submission, at submit and at collect (default %(default)s)")
     parser.add_argument("--share-size", type=int, default=Hub.share_mb, metavar="MB",
                         help="each student's share of the exchange (default %(default)s)")
+    parser.add_argument("--one-unix-user", action="store_true",
+                        help="every student's server runs as one Unix user (<prefix>pod), as "
+                             "pods on Kubernetes; the exchange is the course's service "
+                             "(tools/hub/hub_exchange.py)")
     parser.add_argument("--limits", default="", metavar="KEY=VALUE,...",
                         help="each user's limits, e.g. memory_mb=1024,pids=128,cpus=0.5,"
                              f"home_mb=2048 (defaults: {limits.Limits().to_env()})")
@@ -566,7 +566,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(f"--limits: {exc}")
     hub = Hub(students=args.students, tas=args.tas.split(), exchange_mb=args.exchange_size,
-              submission_mb=args.submission_size, share_mb=args.share_size, limits=limited)
+              submission_mb=args.submission_size, share_mb=args.share_size, limits=limited,
+              one_user=args.one_unix_user)
     if args.action == "clear-exchange":
         return clear_exchange(hub)
     if args.action == "stop":

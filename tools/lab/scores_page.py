@@ -89,6 +89,13 @@ def read_page(path: Path) -> tuple[float | None, float | None, float]:
     return float(heading.group(2)), float(heading.group(3)), float(penalty.group(1)) if penalty else 0.0
 
 
+def student_id() -> str:
+    """This server's student: the hub's name for its user (``JUPYTERHUB_USER``), which the
+    exchange service files submissions under where every student runs as one Unix user;
+    without a hub, nbgrader's own id (the Unix user's name)."""
+    return os.environ.get("JUPYTERHUB_USER") or get_username()
+
+
 def own(assignment: dict, student: str) -> list[dict]:
     """The student's own submissions of one assignment of nbgrader's list, oldest first."""
     return [s for s in assignment.get("submissions", [])
@@ -224,7 +231,7 @@ class ScoresHandler(JupyterHandler):
         manager = self.settings.get("assignment_list_manager")
         root = Path(self.settings.get("server_root_dir", os.getcwd())).expanduser()
         lab_url = url_path_join(self.base_url, "lab")
-        student = get_username()  # nbgrader's own student id of this server's user
+        student = student_id()
         if manager is None:
             self.finish(page([], lab_url, "No nbgrader exchange here: scores live on the course hub."))
             return
