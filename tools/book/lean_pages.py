@@ -12,9 +12,9 @@ alone is 156 kB). After an HTML build this extension finds the icons the site ca
 
 and writes each of Font Awesome's three fonts with those glyphs only (a few kB, WOFF) into
 ``_static/icons/``, where ``memcourse.css`` declares them after the theme's fonts, so that
-the browser loads these. The MathJax half of lean pages is ``mathjax_path`` and
-``mathjax3_config`` in ``_config.yml`` (the components the pages use, no more). The LaTeX
-build is untouched.
+the browser loads these. The pages load no MathJax (``typeset_maths.py`` typesets their
+formulas at build time); the search page loads the components its snippets use, no more
+(``mathjax_path`` and ``mathjax3_config`` in ``_config.yml``). The LaTeX build is untouched.
 """
 
 from __future__ import annotations
