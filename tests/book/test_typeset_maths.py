@@ -9,6 +9,7 @@ tests read the built book (the build also vendors MathJax's entry for Node).
 
 from __future__ import annotations
 
+import html
 import re
 
 from tools.book import typeset_maths
@@ -17,7 +18,7 @@ from tools.book.typeset_maths import GLYPHS_ID, Typesetter, errors_in, formulas_
 
 CONFIG = svg_config({"loader": {"load": ["input/tex", "output/chtml", "a11y/assistive-mml"]},
                      "tex": {"macros": {"R": "\\mathbb{R}"}}})
-WRAPPED = re.compile(r'<(span|div) class="math notranslate nohighlight"[^>]*>(.*?)</\1>', re.S)
+WRAPPED = re.compile(r'<(span|div) class="math notranslate nohighlight"([^>]*)>(.*?)</\1>', re.S)
 CONTAINER = re.compile(r"<mjx-container\b.*?</mjx-container>", re.S)
 
 
@@ -31,7 +32,10 @@ def test_pages_hold_svg_maths_and_no_mathjax(built_book):
         assert "mathjax/startup.js" not in page and "window.MathJax" not in page, name
         assert formulas_of(page) == [], f"{name}: TeX left for a browser to typeset"
         wrapped = WRAPPED.findall(page)
-        for _, inside in wrapped:
+        for tag, attributes, inside in wrapped:
+            # the TeX kept, with its delimiters, for the search page's snippets
+            tex = re.search(r'data-tex="([^"]*)"', attributes).group(1)
+            assert html.unescape(tex)[:2] == ("\\[" if tag == "div" else "\\("), tex
             assert '<mjx-container class="MathJax" jax="SVG"' in inside, (name, inside[:200])
             assert "<svg" in inside and "\\(" not in inside and "\\[" not in inside
         if wrapped:

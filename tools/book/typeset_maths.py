@@ -8,7 +8,9 @@ Here, once the pages are written (``build-finished``), each formula of each page
 is replaced by what MathJax 3 makes of it in Node (``typeset_maths.js``, the book's own
 MathJax, ``tools/book/vendor_mathjax.py``): an ``<mjx-container>`` holding the SVG drawn,
 hidden from assistive technology, and the formula as MathML for a screen reader (the
-``a11y/assistive-mml`` component). The configuration is the book's (``mathjax3_config``:
+``a11y/assistive-mml`` component). The wrapper keeps the TeX as Sphinx wrote it, with its
+delimiters, in ``data-tex``: the search page's snippets are made from the pages' text, and
+``_static/search_snippets.js`` reads the TeX there. The configuration is the book's (``mathjax3_config``:
 macros, TeX packages), its output SVG. A formula draws each character as a ``<use>`` of the
 character's outline, which the page holds once, in a hidden ``<svg id="MJX-SVG-global-cache">``
 at the end of its body (MathJax's ``fontCache: "global"``, as in a browser): a page carries
@@ -38,6 +40,7 @@ import posixpath
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from sphinx.util import logging
@@ -145,12 +148,16 @@ class Typesetter:
 
 
 def replace(page: str, typesetter: Typesetter) -> str:
-    """The page's HTML with every formula replaced by its SVG (already in the cache), and
-    the outlines of the characters they draw at the end of its body."""
+    """The page's HTML with every formula replaced by its SVG (already in the cache), its
+    TeX kept in the wrapper's ``data-tex``, and the outlines of the characters they draw at
+    the end of its body."""
     def swap(display: bool):
         def one(match: re.Match) -> str:
-            tex = html.unescape(match["tex"])[2:-2].strip()
-            return match.group(1) + typesetter.svg(tex, display) + match.group(3)
+            source = html.unescape(match["tex"])
+            opening = match.group(1).replace(
+                'class="math notranslate nohighlight"',
+                f'class="math notranslate nohighlight" data-tex="{html.escape(source)}"', 1)
+            return opening + typesetter.svg(source[2:-2].strip(), display) + match.group(3)
         return one
     page = DISPLAY.sub(swap(True), INLINE.sub(swap(False), page))
     end = page.rindex("</body>")
@@ -167,6 +174,7 @@ def typeset_site(app, exception) -> None:
     """Every page written under the output folder, its formulas typeset (see above)."""
     if exception is not None or app.builder.format != "html":
         return
+    started = time.monotonic()
     out = Path(app.outdir)
     config = svg_config(app.config.mathjax3_config or {})
     typesetter = Typesetter(Path(app.doctreedir) / CACHE, config)
@@ -187,8 +195,9 @@ def typeset_site(app, exception) -> None:
                 logger.warning("MathJax cannot typeset %r", tex,
                                location=path.relative_to(out).as_posix())
         path.write_text(replace(text, typesetter), encoding="utf-8")
-    logger.info("typeset_maths: %d formulas on %d pages, %d of them typeset by Node",
-                sum(len(f) for _, f in pages.values()), len(pages), typesetter.typeset_now)
+    logger.info("typeset_maths: %d formulas on %d pages, %d of them typeset by Node, in %.1f s",
+                sum(len(f) for _, f in pages.values()), len(pages), typesetter.typeset_now,
+                time.monotonic() - started)
 
 
 def without_mathjax(app, pagename, templatename, context, doctree) -> None:
