@@ -28,6 +28,8 @@ In the order a build uses them (``make book``, ``make pdf``):
 ``typeset_maths``       Sphinx extension: every formula of the pages typeset into SVG
                         at build time by MathJax in Node (with ``typeset_maths.js``),
                         cached by its TeX; no page loads MathJax but the search page
+``stable_layout``       Sphinx extension: every picture's size written into its page,
+                        so that the layout does not move when it arrives
 ``browser``             after the build: the HTML book served and opened in Debian's
                         chromium, a page's first load weighed (the browser tests,
                         ``make bench``)
