@@ -40,7 +40,8 @@ help:
 	@echo "           (ONE_UNIX_USER=1: every student's server as one Unix user, as on Kubernetes)"
 	@echo "make hub-stop  stop it"
 	@echo "make publish  (on the hub, in the instructor's ~/memcourse) a changed schedule, extensions or chapter to the gradebook and the students"
-	@echo "make bench  time every figure's update (Python, then key press to picture in the lab), weigh the heaviest page, time class grading"
+	@echo "make bench  time every figure's update (Python, then key press to picture in the lab), weigh the heaviest page, time class grading,"
+	@echo "            Lighthouse on a phone: the start page and the three heaviest chapters"
 	@echo "make clean  remove _build (the execution cache included)"
 	@echo "make system-deps  install the Debian packages that pdf and test need (as root)"
 
@@ -191,12 +192,15 @@ hub-clear-exchange: $(STAMP)
 	$(BIN)/python -m tools.hub clear-exchange
 
 # figure updates in Python, key press to new picture in the lab (a real browser), the first
-# load of the heaviest page of the HTML book (built first), then class grading against plain sequential nbgrader
+# load of the heaviest page of the HTML book (built first), class grading against plain
+# sequential nbgrader, then Lighthouse's mobile audit of the start page and the three
+# heaviest chapters, which fails the bench when a page misses a target
 bench: $(STAMP) book
 	$(BIN)/python benchmarks/figures.py
 	$(BIN)/python benchmarks/lab_figures.py
 	$(BIN)/python benchmarks/book_weight.py
 	$(BIN)/python benchmarks/grading.py
+	$(BIN)/python benchmarks/lighthouse.py
 
 clean:
 	rm -rf _build

@@ -2,8 +2,10 @@
  *
  * A link to an entry of Appendix E (a {term} role: `a[href*="#term-"]` round a term) shows,
  * when the pointer rests on it or the keyboard reaches it, a card with the entry's terms and
- * definition, taken from the glossary page (fetched once, then kept) and typeset by the
- * page's MathJax. The card follows WCAG 1.4.13: the pointer may move onto it, it stays while
+ * definition, taken from the glossary page (fetched once, then kept), its formulas as that
+ * page holds them, typeset at build time (tools/book/typeset_maths.py): each draws its
+ * characters from the outlines its page holds once (<svg id="MJX-SVG-global-cache">), and
+ * the card brings along those this page lacks. The card follows WCAG 1.4.13: the pointer may move onto it, it stays while
  * the pointer is on the link or the card, and Escape closes it. The link is described by the
  * card while it shows (aria-describedby). A tap on a phone follows the link as before.
  */
@@ -12,6 +14,7 @@
   var SHOW_AFTER = 250;  // ms the pointer rests on a link before its card shows
   var HIDE_AFTER = 200;  // ms to move from the link onto the card
   var pages = {};  // glossary page URL -> Promise of its document
+  var GLYPHS = "MJX-SVG-global-cache", SVG = "http://www.w3.org/2000/svg";
   var card = null, owner = null, showTimer = null, hideTimer = null;
 
   function glossaryOf(url) {
@@ -40,6 +43,23 @@
       terms.push(copy.textContent.trim());
     }
     return { terms: terms, definition: dd };
+  }
+
+  // the outlines of the characters the card's formulas draw, into this page's own
+  function bringGlyphs(doc) {
+    var source = doc.getElementById(GLYPHS);
+    if (!source || doc === document) return;
+    var glyphs = document.getElementById(GLYPHS);
+    if (!glyphs) {
+      glyphs = document.importNode(source, false);
+      glyphs.appendChild(document.createElementNS(SVG, "defs"));
+      document.body.appendChild(glyphs);
+    }
+    card.querySelectorAll("use").forEach(function (use) {
+      var id = (use.getAttribute("xlink:href") || use.getAttribute("href") || "").slice(1);
+      var outline = id && !document.getElementById(id) && doc.getElementById(id);
+      if (outline) glyphs.firstElementChild.appendChild(document.importNode(outline, true));
+    });
   }
 
   function theCard() {
@@ -78,6 +98,7 @@
       Array.prototype.forEach.call(entry.definition.children, function (child) {
         card.appendChild(document.importNode(child, true));
       });
+      bringGlyphs(doc);
       // links of the entry lead where they led on the glossary page
       card.querySelectorAll("a[href]").forEach(function (a) {
         a.href = new URL(a.getAttribute("href"), page).href;
@@ -88,9 +109,6 @@
       link.setAttribute("aria-describedby", card.id);
       card.hidden = false;
       place(link);
-      if (window.MathJax && MathJax.typesetPromise) {
-        MathJax.typesetPromise([card]).then(function () { if (owner === link) place(link); });
-      }
     }).catch(function () { /* no card without the glossary page: the link still works */ });
   }
 

@@ -1,7 +1,10 @@
 /* The search page's snippets with their formulas typeset (tools/book/search_page.py).
  *
- * Sphinx writes a result's snippet from the text of the page it found: 240 characters in
- * which a formula is its LaTeX source, \( ... \), and may be cut at either end. Each
+ * Sphinx writes a result's snippet from the text of the page it found (Search.htmlToText),
+ * where each formula is typeset already, as SVG with its MathML (tools/book/typeset_maths.py):
+ * each formula's text is first made its TeX again, which its wrapper keeps (data-tex). A
+ * snippet is then 240 characters in which a formula is its LaTeX source, \( ... \), and
+ * may be cut at either end. Each
  * snippet, as it arrives, loses the piece of a formula cut at its start or end, is typeset
  * by the page's MathJax, and gets the search's words highlighted again (Sphinx's own
  * _highlightText, after the typesetting, so that no highlight splits a formula). Other
@@ -35,9 +38,22 @@
     }
   }
 
+  // the page's HTML with each typeset formula's text its TeX source
+  function withTex(htmlString) {
+    var doc = new DOMParser().parseFromString(htmlString, "text/html");
+    doc.querySelectorAll(".math[data-tex]").forEach(function (math) {
+      math.textContent = math.getAttribute("data-tex");
+    });
+    return doc.documentElement.outerHTML;
+  }
+
   function start() {
     var results = document.getElementById("search-results");
     if (!results) return;
+    if (typeof Search !== "undefined" && Search.htmlToText) {  // searchtools.js
+      var toText = Search.htmlToText;
+      Search.htmlToText = function (htmlString, anchor) { return toText(withTex(htmlString), anchor); };
+    }
     new MutationObserver(function (changes) {
       changes.forEach(function (change) {
         change.addedNodes.forEach(function (node) {

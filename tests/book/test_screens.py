@@ -243,6 +243,10 @@ def test_a_glossary_link_shows_its_definition(site, tabs, screen):
     text = card.inner_text()
     assert text.startswith("Key, Value, Query") and "what an entry is found by" in text, text
     assert card.locator("mjx-container").count() > 0, "the definition's maths is not typeset"
+    # every character its formulas draw has its outline in this page (typeset_maths.py)
+    assert page.evaluate("""() => Array.from(document.querySelectorAll('#memglossary-card use'))
+        .map(u => (u.getAttribute('xlink:href') || u.getAttribute('href')).slice(1))
+        .filter(id => !(document.getElementById(id) instanceof SVGPathElement))""") == []
     box, width = card.bounding_box(), page.evaluate("document.documentElement.clientWidth")
     assert 0 <= box["x"] and box["x"] + box["width"] <= width, (box, width)
     assert link.get_attribute("aria-describedby") == "memglossary-card"

@@ -25,9 +25,17 @@ In the order a build uses them (``make book``, ``make pdf``):
                         PDF in its download menu
 ``search_page``         Sphinx extension: the search page's snippets with their
                         formulas typeset (with ``search_snippets.js``)
+``typeset_maths``       Sphinx extension: every formula of the pages typeset into SVG
+                        at build time by MathJax in Node (with ``typeset_maths.js``),
+                        cached by its TeX; no page loads MathJax but the search page
+``stable_layout``       Sphinx extension: every picture's size written into its page,
+                        so that the layout does not move when it arrives
 ``site_browser``        after the build: the HTML book served and opened in Debian's
                         chromium, a page's first load weighed (the browser tests,
                         ``make bench``)
+``serve``               after the build: the HTML book served as a web host serves
+                        it, text gzip-compressed (``python -m tools.book.serve``,
+                        Lighthouse in ``make bench``)
 ``pdf_badges``          Sphinx extension: the status badges drawn as badges in print
 ``pdf_book``            Sphinx extension: the PDF's numbering, index and lists
 ======================  ==========================================================

@@ -12,9 +12,13 @@ alone is 156 kB). After an HTML build this extension finds the icons the site ca
 
 and writes each of Font Awesome's three fonts with those glyphs only (a few kB, WOFF) into
 ``_static/icons/``, where ``memcourse.css`` declares them after the theme's fonts, so that
-the browser loads these. The MathJax half of lean pages is ``mathjax_path`` and
-``mathjax3_config`` in ``_config.yml`` (the components the pages use, no more). The LaTeX
-build is untouched.
+the browser loads these.
+
+The course's own scripts (``_static/*.js``, which Jupyter Book adds to every page) are
+loaded with ``defer``: each starts once the page is parsed anyway, and none keeps the
+browser from drawing the page meanwhile. The pages load no MathJax (``typeset_maths.py`` typesets their
+formulas at build time); the search page loads the components its snippets use, no more
+(``mathjax_path`` and ``mathjax3_config`` in ``_config.yml``). The LaTeX build is untouched.
 """
 
 from __future__ import annotations
@@ -98,7 +102,17 @@ def cut_icon_fonts(app, exception) -> None:
     write_subsets(site, used_characters(site))
 
 
+def deferred_scripts(app, config) -> None:
+    """The scripts of the course's ``_static/`` in ``html_js_files`` loaded with ``defer``."""
+    own = {path.name for path in (Path(app.confdir) / "_static").glob("*.js")}
+    config.html_js_files = [
+        (name, {**attrs, "defer": "defer"}) if name in own and "async" not in attrs else (name, attrs)
+        for name, attrs in config.html_js_files]
+
+
 def setup(app):
+    # after Sphinx has made every entry of html_js_files a (name, attributes) pair (800)
+    app.connect("config-inited", deferred_scripts, priority=900)
     app.connect("build-finished", cut_icon_fonts)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 

@@ -1,11 +1,12 @@
 """Sphinx extension: the search page shows a result's formulas typeset, not as LaTeX.
 
-Sphinx's search writes each result's snippet from the text of the page it found, where a
-formula is still its source (``\\(k_i\\)``), and the search page loads no MathJax (Sphinx
-adds it to the pages that hold equations). This extension gives the search page the
-book's MathJax (its configuration and ``mathjax_path``, as Sphinx gives a chapter);
-``_static/search_snippets.js`` typesets each snippet as it arrives, after closing or
-dropping a formula the snippet's 240 characters cut in two.
+Sphinx's search writes each result's snippet from the text of the page it found, where
+``_static/search_snippets.js`` makes each formula its source again (``\\(k_i\\)``, kept in
+its wrapper's ``data-tex`` by ``typeset_maths.py``, which typesets the pages' formulas at
+build time). The search page alone loads MathJax: this extension gives it the book's
+(its configuration and ``mathjax_path``, as Sphinx would give a chapter), and
+``search_snippets.js`` typesets each snippet as it arrives, after closing or dropping a
+formula the snippet's 240 characters cut in two.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ server (no compression, so a page weighs what its files weigh); the browser is t
 ``tools.common.chromium`` launches.
 
 A page's *first load* is every byte it fetches from opening until the network is quiet
-and MathJax has typeset it, the window at the top of the page, less the frames of the
+(and, on the search page, MathJax has typeset it), the window at the top of the page, less the frames of the
 live figures (``_figures/<id>/*.webp``), which a figure fetches as it comes into view and
 as the reader moves it. The heaviest page's first load is held to ``FIRST_LOAD_LIMIT``.
 """

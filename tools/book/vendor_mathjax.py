@@ -6,6 +6,11 @@ below, and lands in ``_build/offline/mathjax/``. ``_config.yml`` lists
 ``_build/html/mathjax/`` (outside ``_static/``, whose scripts Jupyter Book would add
 to every page), and ``mathjax_path`` points the pages at it.
 
+The package's entry for Node, ``es5/node-main.js``, lands beside it in
+``_build/mathjax-node/``, outside what Sphinx copies: ``tools/book/typeset_maths.js`` runs
+it at build time, with the components of ``_build/offline/mathjax/``, to typeset every
+formula of the pages into SVG.
+
 Run it before a build (``make book`` and the test fixture do); it does nothing when
 the pinned version is already in place.
 
@@ -25,10 +30,12 @@ from tools import ROOT, npm
 VERSION = "3.2.2"
 DEST = ROOT / "_build" / "offline" / "mathjax"
 ENTRY = "startup.js"
+#: the entry for Node (``require``), kept out of ``DEST``: no page loads it
+NODE_ENTRY = "node-main.js"
 # es5/ holds a dozen combined bundles; the book loads none of them but ENTRY, the loader,
 # which fetches the components _config.yml names (mathjax3_config) from the folders, and
 # the TeX extensions and fonts a page needs. latest.js is left out too: it would look for
-# a newer MathJax on a CDN.
+# a newer MathJax on a CDN. NODE_ENTRY is unpacked to node_entry(dest), not into dest.
 SKIPPED_BUNDLES = {
     "tex-mml-chtml.js",
     "tex-chtml.js",
@@ -39,7 +46,7 @@ SKIPPED_BUNDLES = {
     "tex-mml-svg.js",
     "mml-chtml.js",
     "mml-svg.js",
-    "node-main.js",
+    NODE_ENTRY,
     "latest.js",
 }
 
@@ -49,13 +56,20 @@ def stamp_text() -> str:
     return f"{VERSION}\nwithout: {' '.join(sorted(SKIPPED_BUNDLES))}\n"
 
 
+def node_entry(dest: pathlib.Path = DEST) -> pathlib.Path:
+    """Where the entry for Node of the MathJax in ``dest`` is: ``<dest's _build>/mathjax-node``."""
+    return dest.parent.parent / "mathjax-node" / NODE_ENTRY
+
+
 def in_place(dest: pathlib.Path) -> bool:
     stamp = dest / "VERSION"
-    return (dest / ENTRY).is_file() and stamp.is_file() and stamp.read_text() == stamp_text()
+    return ((dest / ENTRY).is_file() and node_entry(dest).is_file() and stamp.is_file()
+            and stamp.read_text() == stamp_text())
 
 
 def unpack(archive: pathlib.Path, dest: pathlib.Path) -> None:
-    """Copy package/es5 (less the unused bundles) and the licence into dest."""
+    """Copy package/es5 (less the unused bundles) and the licence into dest, and the entry
+    for Node to node_entry(dest)."""
     staging = dest.with_name(dest.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -64,6 +78,12 @@ def unpack(archive: pathlib.Path, dest: pathlib.Path) -> None:
             if not member.isfile():
                 continue
             parts = pathlib.PurePosixPath(member.name).parts
+            if parts == ("package", "es5", NODE_ENTRY):
+                node = node_entry(dest)
+                node.parent.mkdir(parents=True, exist_ok=True)
+                with tar.extractfile(member) as source, open(node, "wb") as sink:
+                    shutil.copyfileobj(source, sink)
+                continue
             if parts[:2] == ("package", "es5"):
                 relative = pathlib.PurePosixPath(*parts[2:])
             elif parts == ("package", "LICENSE"):
