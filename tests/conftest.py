@@ -43,6 +43,7 @@ FIXTURE_MARKS = {"built_book": "book", "site": "book", "browser": "browser",
                  "attacked_class": "sandbox"}
 MODULE_MARKS = {
     "test_pdf": "pdf", "test_hub": "hub", "test_hub_limits": "hub", "test_hub_one_user": "hub",
+    "test_limits": "hub", "test_shares": "hub",  # cgroups and mounted file systems of their own
     "test_grading_cluster": "cluster", "test_lab_browser": "browser",
     "test_assignments": "slow", "test_lateness": "slow", "test_similarity": "slow",
     "test_course_repo": "slow", "test_lab_setup": "slow", "test_suite_groups": "slow",
