@@ -426,7 +426,7 @@ def test_the_log_asks_for_no_rerun():
     assert "Rerun to get" not in log and "may have changed" not in log
 
 
-# -- issue 41: the printed page says what the picture shows, and lays out cleanly -------
+# -- the printed page says what the picture shows, and lays out cleanly -------
 #: a word that asks the reader to work a control, which paper has not
 CONTROL_WORDS = re.compile(r"\b(?:drag\w*|slider\w*|click\w*)\b", re.IGNORECASE)
 #: ``figures.readings(id, control)`` as a chapter's cell calls it, for the printed passage

@@ -8,7 +8,7 @@ users of its own, its own state folder, a free port of 127.0.0.1; the users' env
 lab files and proxy shared with `make hub`), stopped by PID at the end. nbgrader runs as
 the users, from the users' environment, with each user's own token (asked for with their
 password). The instructor releases session 3; three students fetch and submit; then the
-attacks of issue 26's second round with one Unix user: a student reads a classmate's
+exchange attacks with one Unix user: a student reads a classmate's
 submission or feedback, hands in under their name, backdates an entry, fills the exchange;
 the instructor collects, grades with the course's grader and releases feedback, which each
 student fetches, their own only. Last, the hub spawns one student's server: its Unix user,

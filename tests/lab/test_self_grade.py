@@ -1,5 +1,5 @@
-"""A student alone grades a notebook with the course's own grader (``make check GRADE=1``,
-issue 41), and the lab's Validate says what ``make check`` says.
+"""A student alone grades a notebook with the course's own grader (``make check GRADE=1``),
+and the lab's Validate says what ``make check`` says.
 
 The planted answers are of session 1's exit test, for a student id that is not the
 default: question 1 the solution's code (right), question 2 zeros of the right shapes (its

@@ -17,7 +17,7 @@ from memkit.figures import base, frames
 
 #: CSS px of the book's column on a phone 390 px wide
 PHONE_COLUMN = 358
-#: the smallest text a reader is asked to read, CSS px as shown (issue 41)
+#: the smallest text a reader is asked to read, CSS px as shown
 MIN_CSS_PX = 11
 
 
