@@ -11,6 +11,8 @@ Conventions: keys are the rows of ``K`` (M, d_k), values the rows of ``V``
 
 from __future__ import annotations
 
+import functools
+import numbers
 from typing import NamedTuple
 
 import numpy as np
@@ -58,7 +60,8 @@ def random_unit_vectors(n, d, seed, trials=None):
     d = as_count(d, "d")
     shape = (n, d) if trials is None else (as_count(trials, "trials"), n, d)
     g = as_rng(seed).standard_normal(shape)
-    return g / np.linalg.norm(g, axis=-1, keepdims=True)
+    g /= np.linalg.norm(g, axis=-1, keepdims=True)
+    return g
 
 
 def _pairs(K, V):
@@ -290,12 +293,32 @@ def interference_ratio(K, V, W, j=None, rule="hebbian"):
     return float(np.mean(_ratios(V, K @ W.T, _signal_weights(K, rule))))
 
 
-def _interference_mc(M, d_k, trials, seed, d_v, write_transpose, signal_weights):
+def _interference_mc(M, d_k, trials, seed, d_v, rule):
+    """The mean ratio of :func:`hebbian_interference_mc` (``rule`` "hebbian") or
+    :func:`least_squares_interference_mc` ("least_squares"); with an integer seed the value
+    is remembered (``_interference_of_seed``), since the same arguments give the same number."""
     M = as_count(M, "M", minimum=2)
     d_k = as_count(d_k, "d_k")
     trials = as_count(trials, "trials")
     d_v = as_count(d_v, "d_v")
-    rng = as_rng(seed)
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        return _interference_of_seed(M, d_k, trials, int(seed), d_v, rule)
+    return _interference_draws(M, d_k, trials, as_rng(seed), d_v, rule)
+
+
+@functools.lru_cache(maxsize=512)
+def _interference_of_seed(M, d_k, trials, seed, d_v, rule):
+    """:func:`_interference_draws` with the generator of an integer ``seed``, kept for the next
+    call with the same arguments (a check that measures a student's run again, a figure
+    drawn twice); 512 floats at most."""
+    return _interference_draws(M, d_k, trials, as_rng(seed), d_v, rule)
+
+
+def _interference_draws(M, d_k, trials, rng, d_v, rule):
+    """Mean over ``trials`` stores of ``M`` random unit pairs (keys in R^{d_k}, values in
+    R^{d_v}, drawn from ``rng`` in chunks) and over their keys of the recall's
+    interference-to-signal ratio under ``rule``."""
+    write_transpose, signal_weights = _INTERFERENCE_RULES[rule]
     total = 0.0
     for size in _chunks(trials, M * (d_k + d_v + 2 * M)):
         K = random_unit_vectors(M, d_k, rng, trials=size)
@@ -303,6 +326,12 @@ def _interference_mc(M, d_k, trials, seed, d_v, write_transpose, signal_weights)
         recalls = K @ write_transpose(K, V)
         total += _ratios(V, recalls, signal_weights(K)).sum()
     return total / (trials * M)
+
+
+_INTERFERENCE_RULES = {
+    "hebbian": (_hebbian_transpose, _hebbian_signal),
+    "least_squares": (_least_squares_transpose, _least_squares_signal),
+}
 
 
 def hebbian_interference_mc(M, d_k, trials, seed, d_v=64):
@@ -314,7 +343,7 @@ def hebbian_interference_mc(M, d_k, trials, seed, d_v=64):
     ``c_jj = ||k_j||^2 = 1``. All trials are one batched computation.
     Exercise 1 (d_k=16, M=32): predicted 1.39, measured about 1.38.
     """
-    return _interference_mc(M, d_k, trials, seed, d_v, _hebbian_transpose, _hebbian_signal)
+    return _interference_mc(M, d_k, trials, seed, d_v, "hebbian")
 
 
 def least_squares_interference_mc(M, d_k, trials, seed, d_v=64):
@@ -325,9 +354,7 @@ def least_squares_interference_mc(M, d_k, trials, seed, d_v=64):
     :func:`least_squares_write`, signal weight ``P_jj``. Exercise 1 (d_k=16, M=32):
     predicted 1.00, measured about 1.01.
     """
-    return _interference_mc(
-        M, d_k, trials, seed, d_v, _least_squares_transpose, _least_squares_signal
-    )
+    return _interference_mc(M, d_k, trials, seed, d_v, "least_squares")
 
 
 class CarefulWriteErrors(NamedTuple):

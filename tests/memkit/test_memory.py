@@ -220,3 +220,18 @@ def test_errors_name_the_argument():
         memory.hebbian_interference_mc(1, 4, trials=3, seed=0)
     with pytest.raises(ValueError, match="M_values"):
         memory.careful_write_errors([0, 3])
+
+
+def test_an_integer_seed_measured_again_gives_its_number_without_drawing(monkeypatch):
+    first = memory.hebbian_interference_mc(24, 12, trials=40, seed=913)
+    drawn = []
+    original = memory.random_unit_vectors
+    monkeypatch.setattr(memory, "random_unit_vectors", lambda *a, **k: drawn.append(a) or original(*a, **k))
+    assert memory.hebbian_interference_mc(24, 12, trials=40, seed=np.int64(913)) == first
+    assert not drawn
+    # another rule, seed or count is measured; a generator is drawn from every time
+    other = memory.least_squares_interference_mc(24, 12, trials=40, seed=913)
+    assert drawn and other != first
+    drawn.clear()
+    generator = memory.hebbian_interference_mc(24, 12, trials=40, seed=np.random.default_rng(913))
+    assert drawn and generator == first
