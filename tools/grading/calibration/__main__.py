@@ -15,8 +15,11 @@ import sys
 import time
 from pathlib import Path
 
-from tools import ROOT
-from tools.grading.calibration import book, catalog, engine, report, run
+# one BLAS thread per process, set before numpy loads: the worker processes are the parallelism
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from tools import ROOT  # noqa: E402
+from tools.grading.calibration import book, catalog, engine, report, run  # noqa: E402
 
 CHUNK = 25  # ids per task of a worker
 

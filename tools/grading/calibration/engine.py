@@ -318,7 +318,7 @@ def numbers_in(value) -> list[float]:
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         return []
-    return [float(x) for x in array.ravel() if np.isfinite(x)]
+    return array[np.isfinite(array)].tolist()
 
 
 def band(question: Question, solved: Solved, names: list[str]) -> tuple[float, float] | None:
