@@ -1,11 +1,11 @@
 """Repair: find the cell that stops a notebook run and replace it.
 
 ``probe`` runs a notebook cell by cell (in the sandbox, with the limits of
-``tools.grading.process_limits``, the sandbox's settings of the course's
+``tools.grading.process_limits`` and the sandbox's settings of the course's
 ``nbgrader_config.py``, as nbgrader's kernels get them) and says where its kernel died or
-a cell could not be interrupted; ``neutralise`` replaces that cell by one that raises (the answer before it
-when the cell is locked). ``python -m tools.grading.repair NOTEBOOK`` is the probe's own
-process.
+a cell could not be interrupted; ``neutralise`` replaces that cell by one that raises
+(the answer before it when the cell is locked). ``python -m tools.grading.repair NOTEBOOK
+--cell-timeout S --course-dir DIR`` is the probe's own process.
 """
 
 from __future__ import annotations
