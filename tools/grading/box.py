@@ -138,27 +138,27 @@ class Sandbox(Configurable):
 
     @default("mode")
     def _mode_default(self) -> str:
-        return _from_env("MEMCOURSE_SANDBOX", "bwrap")
+        return _from_env(self.ENVIRONMENT["mode"], "bwrap")
 
     @default("disk_mb")
     def _disk_mb_default(self) -> int:
-        return _whole_from_env("MEMCOURSE_SANDBOX_DISK_MB", 512)
+        return _whole_from_env(self.ENVIRONMENT["disk_mb"], 512)
 
     @default("nproc")
     def _nproc_default(self) -> int:
-        return _whole_from_env("MEMCOURSE_SANDBOX_NPROC", 256)
+        return _whole_from_env(self.ENVIRONMENT["nproc"], 256)
 
     @default("fsize_mb")
     def _fsize_mb_default(self) -> int:
-        return _whole_from_env("MEMCOURSE_SANDBOX_FSIZE_MB", 512)
+        return _whole_from_env(self.ENVIRONMENT["fsize_mb"], 512)
 
     @default("memkit")
     def _memkit_default(self) -> str:
-        return _from_env("MEMCOURSE_SANDBOX_MEMKIT", "")
+        return _from_env(self.ENVIRONMENT["memkit"], "")
 
     @default("tmp")
     def _tmp_default(self) -> str:
-        return _from_env("MEMCOURSE_SANDBOX_TMP", "")
+        return _from_env(self.ENVIRONMENT["tmp"], "")
 
 
 def configured(root: Path, mode: str | None = None) -> Sandbox:
