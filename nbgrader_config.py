@@ -15,6 +15,9 @@
 #   MEMCOURSE_CELL_TIMEOUT  seconds one cell may run when autograding (default 30)
 #   MEMCOURSE_EXCHANGE      nbgrader exchange folder of a shared JupyterHub
 #                           (default: nbgrader's own, /srv/nbgrader/exchange)
+#
+# The sandbox graded kernels run in is set here too, as c.Sandbox.<trait> (disk_mb, nproc,
+# fsize_mb, ...; each defaults to its MEMCOURSE_SANDBOX* variable): docs/grading-safely.md.
 import os
 
 c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)

@@ -58,12 +58,11 @@ def run_in_sandbox(tmp_path, code, timeout=60):
     (source / "data.txt").write_text("the student's file")
     (source / "secret.ipynb").write_text("{}")
     uid = boxes.BASE_UID + 7 if boxes.privileged() else None
-    box = boxes.make_box(source, uid, str(tmp_path))
     import memkit
 
-    cmd = boxes.command(
-        box, [sys.executable, "-c", code], str(pathlib.Path(memkit.__file__).parent), uid
-    )
+    settings = boxes.Sandbox(memkit=str(pathlib.Path(memkit.__file__).parent), tmp=str(tmp_path))
+    box = boxes.make_box(source, uid, settings)
+    cmd = boxes.command(box, [sys.executable, "-c", code], settings, uid)
     env = {**os.environ, "MEMCOURSE_DB_URL": "postgresql://grader:" + SECRET + "@db/x"}
     try:
         result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)

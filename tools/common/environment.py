@@ -110,19 +110,24 @@ VARIABLES = (
              "`student` or `instructor` (Formgrader, the course list, sandboxed kernels)"),
     Variable("MEMCOURSE_SANDBOX", "`bwrap`",
              "the grader, for nbgrader (from `--sandbox`); the instructor (`--sandbox`'s default)",
-             "`bwrap`: every graded kernel in the sandbox; `off`: run as the grader"),
+             "`bwrap`: every graded kernel in the sandbox; `off`: run as the grader (the default of "
+             "`c.Sandbox.mode`)"),
     Variable("MEMCOURSE_SANDBOX_DISK_MB", "`512`", "the instructor",
-             "MB of a sandboxed kernel's private folder, and of its `/tmp`"),
+             "MB of a sandboxed kernel's private folder, and of its `/tmp` (the default of "
+             "`c.Sandbox.disk_mb`)"),
     Variable("MEMCOURSE_SANDBOX_FSIZE_MB", "`512`", "the instructor",
-             "largest file in MB a sandboxed kernel writes (the grader run as root)"),
+             "largest file in MB a sandboxed kernel writes (the grader run as root; the default "
+             "of `c.Sandbox.fsize_mb`)"),
     Variable("MEMCOURSE_SANDBOX_MEMKIT", "unset: no memkit in the sandbox",
              "the grader, for nbgrader",
-             "the memkit package folder, bound read-only in the sandbox"),
+             "the memkit package folder, bound read-only in the sandbox (the default of "
+             "`c.Sandbox.memkit`)"),
     Variable("MEMCOURSE_SANDBOX_NPROC", "`256`", "the instructor",
-             "processes of a sandboxed kernel's user (the grader run as root)"),
+             "processes of a sandboxed kernel's user (the grader run as root; the default of "
+             "`c.Sandbox.nproc`)"),
     Variable("MEMCOURSE_SANDBOX_TMP", "unset: the system's temporary folder",
              "the grader, for nbgrader (the run's folder of boxes)",
-             "where the sandboxes' private folders are made"),
+             "where the sandboxes' private folders are made (the default of `c.Sandbox.tmp`)"),
     Variable("MEMCOURSE_SCHEDULER", "unset: a local cluster of `--jobs` workers", "the instructor",
              "address of the Dask scheduler `make grade` grades on (`tcp://host:8786`)"),
     Variable("MEMCOURSE_SEAT", "unset: options shuffled from the student id",

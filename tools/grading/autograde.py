@@ -53,6 +53,7 @@ def autograde_args(
         f"--CourseDirectory.db_url={settings.db_url}",
         f"--Execute.timeout={settings.cell_timeout}",
         f"--SandboxExecute.timeout={settings.cell_timeout}",
+        f"--Sandbox.mode={settings.sandbox}",  # over nbgrader_config.py's, as make grade checked
         f"--Autograde.sanitize_preprocessors={preprocessors.sanitize_preprocessors()}",
         f"--Autograde.autograde_preprocessors={preprocessors.autograde_preprocessors()}",
         "--Application.log_format=[%(created).3f %(name)s | %(levelname)s] %(message)s",
@@ -144,6 +145,7 @@ def grade_isolated(settings: Settings, staged: Staged) -> Outcome:
                 s.notebook,
                 where / "probe" / name.replace(".ipynb", ""),
                 settings.cell_timeout,
+                settings.root,
                 settings.memory_mb,
                 grader_env(settings),
                 wall=max(1.0, deadline - time.monotonic()),

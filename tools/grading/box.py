@@ -6,7 +6,7 @@ runs under ``bwrap`` (the kernel managers of ``tools.grading.kernels``) with
 * its **own private folder** (a fresh temporary folder outside the course, holding a copy
   of the submission's regular files but no notebook: the notebook being graded reaches
   the kernel cell by cell), removed when the kernel stops; as root it is a tmpfs of
-  ``MEMCOURSE_SANDBOX_DISK_MB`` (512 MB), and the sandbox's ``/tmp`` is a tmpfs of that
+  ``Sandbox.disk_mb`` (512 MB), and the sandbox's ``/tmp`` is a tmpfs of that
   size too (mode 1777, as a system's ``/tmp``: the student's code may write there), so
   that no kernel can fill the machine's disk;
 * the course environment **read-only**: the system (``/usr``), the Python installation and
@@ -22,18 +22,20 @@ runs under ``bwrap`` (the kernel managers of ``tools.grading.kernels``) with
   grader kills it) the namespace ends and the kernel sets every process started inside
   it, double-forked daemons included, to SIGKILL;
 * when the grader runs as root, an **unprivileged user** of its own (uid 61000 and up,
-  no group, no capability, ``no_new_privs``), at most ``MEMCOURSE_SANDBOX_NPROC``
-  processes and files of at most ``MEMCOURSE_SANDBOX_FSIZE_MB``; memory is limited by the
+  no group, no capability, ``no_new_privs``), at most ``Sandbox.nproc``
+  processes and files of at most ``Sandbox.fsize_mb``; memory is limited by the
   address-space limit the grader sets on nbgrader (``--memory-limit``).
 
 Without root, bwrap uses an unprivileged user namespace instead: the same folders,
 environment, network and PID isolation, with the kernel running under the instructor's
-uid inside its namespace (see the README).
+uid inside its namespace (see docs/grading-safely.md).
 
-The sandbox is configured through environment variables that ``tools.grading`` sets
-for nbgrader (``tools.grading.settings.grader_env``): ``MEMCOURSE_SANDBOX`` (``bwrap``
-or ``off``), ``MEMCOURSE_SANDBOX_MEMKIT`` (the memkit package folder),
-and ``MEMCOURSE_SANDBOX_TMP`` (where the private folders go).
+``Sandbox`` holds the settings, traits of ``c.Sandbox`` (``nbgrader_config.py``,
+``--Sandbox.disk_mb=256`` on nbgrader's command line), each defaulting to its
+``MEMCOURSE_SANDBOX*`` environment variable; ``tools.grading`` sets ``MEMCOURSE_SANDBOX``,
+``MEMCOURSE_SANDBOX_MEMKIT`` and ``MEMCOURSE_SANDBOX_TMP`` for nbgrader
+(``tools.grading.settings.grader_env``) and gives ``--Sandbox.mode`` on its command line.
+``configured`` is the settings a grading run in a course folder gets.
 
 ``command`` is the bwrap command line; ``make_box``, ``fill_box`` and ``remove_box`` the
 private folder's life (``remove_boxes`` what a killed kernel left behind); ``unusable``
@@ -51,6 +53,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from traitlets import Enum, Integer, TraitError, Unicode, default
+from traitlets.config import Configurable
+
 from tools.common import safe_files as files
 from tools.grading import student_files as limits
 
@@ -59,6 +64,117 @@ UIDS = 2000
 INSIDE_MEMKIT = "/opt/memcourse"
 # the files of /etc a Python kernel needs (the loader's cache, time zone, name lookup)
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "localtime", "nsswitch.conf", "host.conf")
+
+
+def _from_env(name: str, fallback: str) -> str:
+    return os.environ.get(name) or fallback
+
+
+def _whole_from_env(name: str, fallback: int) -> int:
+    value = os.environ.get(name)
+    if not value:
+        return fallback
+    try:
+        return int(value)
+    except ValueError:
+        raise TraitError(f"{name}={value!r}: not a whole number") from None
+
+
+class Sandbox(Configurable):
+    """The sandbox's settings: traits of ``c.Sandbox``, as nbgrader's own are.
+
+    Each is set, first match wins, on nbgrader's command line (``--Sandbox.disk_mb=256``),
+    in ``nbgrader_config.py`` (``c.Sandbox.disk_mb = 256``; the lab's kernels:
+    ``jupyter_server_config.py``), by its environment variable (``ENVIRONMENT``), or is
+    its default. Every setting is read when the object is made: a size or count that is
+    not a whole number of at least 1 raises ``TraitError`` then, naming the trait or the
+    variable.
+    """
+
+    mode = Enum(
+        ["bwrap", "off"],
+        help="bwrap: every graded kernel runs in the sandbox; off: as the grader, with the "
+        "grader's files, environment and network (unsafe). Default bwrap "
+        "(environment: MEMCOURSE_SANDBOX).",
+    ).tag(config=True)
+    disk_mb = Integer(
+        min=1,
+        help="MB a kernel may write in its private folder, and apart in its /tmp (each a "
+        "tmpfs of this size when the grader runs as root). Default 512 "
+        "(environment: MEMCOURSE_SANDBOX_DISK_MB).",
+    ).tag(config=True)
+    nproc = Integer(
+        min=1,
+        help="processes the kernel's own user may run (when the grader runs as root). "
+        "Default 256 (environment: MEMCOURSE_SANDBOX_NPROC).",
+    ).tag(config=True)
+    fsize_mb = Integer(
+        min=1,
+        help="largest file in MB the kernel may write (when the grader runs as root). "
+        "Default 512 (environment: MEMCOURSE_SANDBOX_FSIZE_MB).",
+    ).tag(config=True)
+    memkit = Unicode(
+        help="the memkit package folder, bound read-only at /opt/memcourse/memkit; empty: "
+        "no memkit in the sandbox. Default empty (environment: MEMCOURSE_SANDBOX_MEMKIT).",
+    ).tag(config=True)
+    tmp = Unicode(
+        help="the folder the private folders are made in; empty: the system's temporary "
+        "folder. Default empty (environment: MEMCOURSE_SANDBOX_TMP).",
+    ).tag(config=True)
+
+    ENVIRONMENT = {
+        "mode": "MEMCOURSE_SANDBOX",
+        "disk_mb": "MEMCOURSE_SANDBOX_DISK_MB",
+        "nproc": "MEMCOURSE_SANDBOX_NPROC",
+        "fsize_mb": "MEMCOURSE_SANDBOX_FSIZE_MB",
+        "memkit": "MEMCOURSE_SANDBOX_MEMKIT",
+        "tmp": "MEMCOURSE_SANDBOX_TMP",
+    }
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        for name in self.ENVIRONMENT:
+            getattr(self, name)  # a bad value is an error now, not at a kernel's start
+
+    @default("mode")
+    def _mode_default(self) -> str:
+        return _from_env(self.ENVIRONMENT["mode"], "bwrap")
+
+    @default("disk_mb")
+    def _disk_mb_default(self) -> int:
+        return _whole_from_env(self.ENVIRONMENT["disk_mb"], 512)
+
+    @default("nproc")
+    def _nproc_default(self) -> int:
+        return _whole_from_env(self.ENVIRONMENT["nproc"], 256)
+
+    @default("fsize_mb")
+    def _fsize_mb_default(self) -> int:
+        return _whole_from_env(self.ENVIRONMENT["fsize_mb"], 512)
+
+    @default("memkit")
+    def _memkit_default(self) -> str:
+        return _from_env(self.ENVIRONMENT["memkit"], "")
+
+    @default("tmp")
+    def _tmp_default(self) -> str:
+        return _from_env(self.ENVIRONMENT["tmp"], "")
+
+
+def configured(root: Path, mode: str | None = None) -> Sandbox:
+    """The settings a grading run in the course folder ``root`` gives nbgrader's kernels:
+    ``c.Sandbox`` of ``root/nbgrader_config.py``, the environment for what it leaves unset,
+    and ``mode`` (``make grade``'s ``--sandbox``, which nbgrader gets on its command line)
+    over both. Raises ``TraitError`` for a bad value."""
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = Config()
+    if (Path(root) / "nbgrader_config.py").is_file():
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    if mode is not None:
+        config.Sandbox.mode = mode
+    return Sandbox(config=config)
 
 
 def available() -> str | None:
@@ -128,19 +244,15 @@ def _system_binds() -> list[str]:
     return args
 
 
-def command(
-    box: Path,
-    inner: list[str],
-    memkit: str | None,
-    uid: int | None = None,
-    nproc: int = 256,
-    fsize_mb: int = 512,
-) -> list[str]:
+def command(box: Path, inner: list[str], settings: Sandbox, uid: int | None = None) -> list[str]:
     """The bwrap command line running ``inner`` in the sandbox whose private folder is ``box``.
 
     ``box`` is bound at its own path (so that the ipc sockets and the connection file have
-    the same name on both sides); the kernel's working folder is ``box/work``.
+    the same name on both sides); the kernel's working folder is ``box/work``. ``settings``
+    gives the memkit folder, the size of ``/tmp`` and, with ``uid`` (the grader as root),
+    the kernel user's limits of processes and file size.
     """
+    memkit = settings.memkit
     home = box / "home"
     env = {
         "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
@@ -188,7 +300,7 @@ def command(
     )
     args += _system_binds()
     # /tmp as everywhere: anyone may write there (sticky, 1777), the sandbox user included
-    args += ["--proc", "/proc", "--dev", "/dev", "--size", str(disk_mb() << 20),
+    args += ["--proc", "/proc", "--dev", "/dev", "--size", str(settings.disk_mb << 20),
              "--perms", "1777", "--tmpfs", "/tmp"]
     for folder in above:
         args += ["--perms", "0755", "--dir", folder]
@@ -200,7 +312,8 @@ def command(
         args += ["--unshare-user", "--"] + inner
         return args
     args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
-    limits = ["prlimit", f"--nproc={nproc}:{nproc}", f"--fsize={fsize_mb << 20}:{fsize_mb << 20}"]
+    nproc, fsize = settings.nproc, settings.fsize_mb << 20
+    limits = ["prlimit", f"--nproc={nproc}:{nproc}", f"--fsize={fsize}:{fsize}"]
     drop = [
         "setpriv",
         f"--reuid={uid}",
@@ -214,12 +327,13 @@ def command(
     return args + limits + ["--"] + drop + inner
 
 
-def make_box(source: Path | None, uid: int | None, parent: str | None = None) -> Path:
-    """A private folder: ``work/`` (a copy of the files of ``source``, notebooks left out),
-    ``home/`` and ``ipc/``; owned by the sandbox user, closed to everyone else."""
-    box = Path(tempfile.mkdtemp(prefix="mcbox-", dir=parent))
+def make_box(source: Path | None, uid: int | None, settings: Sandbox) -> Path:
+    """A private folder in ``settings.tmp``: ``work/`` (a copy of the files of ``source``,
+    notebooks left out), ``home/`` and ``ipc/``; owned by the sandbox user, closed to
+    everyone else; as root a tmpfs of ``settings.disk_mb``."""
+    box = Path(tempfile.mkdtemp(prefix="mcbox-", dir=settings.tmp or None))
     if privileged():
-        _mount_tmpfs(box, disk_mb())
+        _mount_tmpfs(box, settings.disk_mb)
     for sub in ("work", "home", "ipc"):
         (box / sub).mkdir()
     if uid is not None:
@@ -228,11 +342,6 @@ def make_box(source: Path | None, uid: int | None, parent: str | None = None) ->
     box.chmod(0o700)
     fill_box(box, source, uid)
     return box
-
-
-def disk_mb() -> int:
-    """MB a kernel may write in its private folder (and, apart, in its /tmp)."""
-    return int(os.environ.get("MEMCOURSE_SANDBOX_DISK_MB", "512"))
 
 
 def _libc():

@@ -167,11 +167,17 @@ def main(argv: list[str] | None = None) -> int:
     if refused:
         parser.error(refused)
     if settings.sandbox == "bwrap":
-        from tools.grading.box import unusable
+        from traitlets import TraitError
+
+        from tools.grading.box import configured, unusable
 
         problem = unusable()
         if problem:
             parser.error(problem)
+        try:
+            configured(root, settings.sandbox)
+        except TraitError as exc:
+            parser.error(f"the sandbox's settings (c.Sandbox, docs/grading-safely.md): {exc}")
     archive_notes = collect_zips(settings, [z.resolve() for z in args.zip], which) if args.zip else {}
     with tempfile.TemporaryDirectory(prefix="memcourse-grading-") as work:
         settings.work = args.work.resolve() if args.work else Path(work)

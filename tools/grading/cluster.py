@@ -24,7 +24,9 @@ is lost scores 0 with the reason (status ``failed``).
 
 Each worker sends an outcome as soon as a submission is done (a Dask event on a topic
 of this run), so the grader prints its progress line and records the gradebook rows at
-once, as it did with its own processes.
+once, as it did with its own processes. The grader waits on one queue, fed by the topic
+and by each task's done-callback, and handles outcomes and tasks' ends in the order they
+arrive: nothing is polled.
 
 The scheduler of the local cluster listens on 127.0.0.1; the kernels, in a network
 namespace of their own, cannot reach it (nor the gradebook server).
@@ -257,7 +259,9 @@ def grade(
         settings.work.mkdir(parents=True, exist_ok=True)
     run = uuid.uuid4().hex[:12]
     topic = f"memcourse-grading-{run}"
-    arrived: queue.Queue = queue.Queue()
+    # what happens, in the order it happens: ("sent", an outcome a task sent on the topic)
+    # and ("done", a task's future that ended, with its result, its error or cancelled)
+    events: queue.Queue = queue.Queue()
     reported: set = set()
     graded_on: dict = {}  # (student, assignment) -> the worker's address
 
@@ -267,83 +271,84 @@ def grade(
             reported.add(key)
             report(outcome)
 
-    def drain() -> None:
-        while True:
-            try:
-                message = arrived.get_nowait()
-            except queue.Empty:
-                return
-            if not isinstance(message, dict):
-                continue
-            message = dict(message)
-            worker = message.pop("worker", None)  # the scheduler adds the sender
-            late = lateness.from_message(message.pop("late", None))
-            try:
-                outcome = Outcome(**message)
-            except TypeError:  # not an outcome of ours
-                continue
-            outcome.late = late
-            outcome.reasons = list(outcome.reasons)  # msgpack sends a list as a tuple
-            if worker:
-                graded_on[(outcome.student, outcome.assignment)] = worker
-            deliver(outcome)
-
-    from distributed import wait
+    def received(message) -> None:
+        """An outcome a worker sent on the topic, delivered now."""
+        if not isinstance(message, dict):
+            return
+        message = dict(message)
+        worker = message.pop("worker", None)  # the scheduler adds the sender
+        late = lateness.from_message(message.pop("late", None))
+        try:
+            outcome = Outcome(**message)
+        except TypeError:  # not an outcome of ours
+            return
+        outcome.late = late
+        outcome.reasons = list(outcome.reasons)  # msgpack sends a list as a tuple
+        if worker:
+            graded_on[(outcome.student, outcome.assignment)] = worker
+        deliver(outcome)
 
     with connect(jobs, scheduler) as client:
         if scheduler:
             check_workers(client, settings)
         workers = max(1, len(client.scheduler_info().get("workers", {})) or jobs)
-        client.subscribe_topic(topic, lambda event: arrived.put(event[1]))
+        client.subscribe_topic(topic, lambda event: events.put(("sent", event[1])))
         pending: dict = {}  # future -> ("batch", [Staged]) or ("one", Staged)
 
+        def submitted(future, what) -> None:
+            pending[future] = what
+            future.add_done_callback(lambda done: events.put(("done", done)))
+
         def one(staged) -> None:
-            future = client.submit(
+            submitted(client.submit(
                 grade_one_task, plain, staged, topic, key=f"grade-{run}-{staged.student}-"
                 f"{staged.assignment}-{uuid.uuid4().hex[:6]}", pure=False, priority=1
-            )
-            pending[future] = ("one", staged)
+            ), ("one", staged))
+
+        def ended(future) -> None:
+            """A task ended: its outcomes delivered, its leftovers (or a lost batch's
+            students not yet reported) graded again each on its own."""
+            kind, what = pending.pop(future)
+            try:
+                result = future.result()
+            except Exception as exc:  # noqa: BLE001 - a lost task stops nothing
+                if kind == "one":
+                    deliver(failed_outcome(settings, what, exc))
+                    return
+                result = ([], [])
+                for staged in what:
+                    if (staged.student, staged.assignment) not in reported:
+                        staged.batch_error = f"its batch was lost ({type(exc).__name__}: {exc})"
+                        result[1].append(staged)
+            if kind == "one":
+                deliver(result)
+                return
+            outcomes, leftovers = result
+            for outcome in outcomes:
+                deliver(outcome)
+            for staged in leftovers:  # graded again on their own, now
+                one(staged)
 
         if isolate:
             for staged in runnable:
                 one(staged)
         else:
             for i, batch in enumerate(batches(runnable, workers)):
-                future = client.submit(
+                submitted(client.submit(
                     grade_batch_task, plain, batch, f"batch-{i}", topic,
                     key=f"grade-{run}-batch-{i}", pure=False,
-                )
-                pending[future] = ("batch", batch)
+                ), ("batch", batch))
         try:
             while pending:
-                drain()
-                for future in [f for f in pending if f.done()]:
-                    kind, what = pending.pop(future)
-                    try:
-                        result = future.result()
-                    except Exception as exc:  # noqa: BLE001 - a lost task stops nothing
-                        if kind == "one":
-                            deliver(failed_outcome(settings, what, exc))
-                            continue
-                        result = ([], [])
-                        for staged in what:
-                            if (staged.student, staged.assignment) not in reported:
-                                staged.batch_error = (
-                                    f"its batch was lost ({type(exc).__name__}: {exc})"
-                                )
-                                result[1].append(staged)
-                    if kind == "one":
-                        deliver(result)
-                        continue
-                    outcomes, leftovers = result
-                    for outcome in outcomes:
-                        deliver(outcome)
-                    for staged in leftovers:  # graded again on their own, now
-                        one(staged)
-                if pending:  # until a task ends, the outcomes it sends delivered meanwhile
-                    with contextlib.suppress(TimeoutError):
-                        wait(list(pending), timeout=0.25, return_when="FIRST_COMPLETED")
-            drain()
+                kind, item = events.get()  # until the next outcome or the next task's end
+                if kind == "sent":
+                    received(item)
+                else:
+                    ended(item)
+            while not events.empty():  # sent before the last task ended, arrived after it
+                kind, item = events.get_nowait()
+                if kind == "sent":
+                    received(item)
         finally:
             with contextlib.suppress(Exception):
                 client.unsubscribe_topic(topic)

@@ -35,9 +35,11 @@ from queue import Empty
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import DottedObjectName, Type
+from traitlets import DottedObjectName, Instance, Type, default
 
-from tools.grading.box import BASE_UID, UIDS, command, fill_box, make_box, privileged, remove_box
+from tools.grading.box import (BASE_UID, UIDS, Sandbox, command, fill_box, make_box, privileged,
+                               remove_box)
+
 
 class SandboxKernelClient(AsyncKernelClient):
     """The client of a sandboxed kernel: ready as soon as both channels are shown to work.
@@ -85,10 +87,16 @@ class SandboxKernelClient(AsyncKernelClient):
 
 
 class SandboxKernelManager(AsyncKernelManager):
-    """A kernel manager that starts the Python kernel inside the sandbox (ipc transport)."""
+    """A kernel manager that starts the Python kernel inside the sandbox (ipc transport),
+    with the settings of ``sandbox`` (``c.Sandbox`` of its configuration, made with it)."""
 
     client_class = DottedObjectName("tools.grading.kernels.SandboxKernelClient")
     client_factory = Type(klass=SandboxKernelClient)
+    sandbox = Instance(Sandbox)
+
+    @default("sandbox")
+    def _sandbox_default(self) -> Sandbox:
+        return Sandbox(parent=self)
 
     def __init__(self, *args, **kwargs):
         kwargs.pop("kernel_name", None)
@@ -124,9 +132,7 @@ class SandboxKernelManager(AsyncKernelManager):
     def _open_box(self, source: Path | None, kw: dict) -> None:
         """This kernel's private folder holding ``source``'s files, its user and sockets."""
         self._uid_value = self._uid()
-        self._box = make_box(
-            source, self._uid_value, os.environ.get("MEMCOURSE_SANDBOX_TMP") or None
-        )
+        self._box = make_box(source, self._uid_value, self.sandbox)
         self.ip = str(self._box / "ipc" / "k")
         self.connection_file = str(self._box / "ipc" / "kernel.json")
 
@@ -143,14 +149,7 @@ class SandboxKernelManager(AsyncKernelManager):
 
     def format_kernel_cmd(self, extra_arguments=None):
         inner = super().format_kernel_cmd(extra_arguments)
-        return command(
-            self._box,
-            inner,
-            os.environ.get("MEMCOURSE_SANDBOX_MEMKIT") or None,
-            self._uid_value,
-            int(os.environ.get("MEMCOURSE_SANDBOX_NPROC", "256")),
-            int(os.environ.get("MEMCOURSE_SANDBOX_FSIZE_MB", "512")),
-        )
+        return command(self._box, inner, self.sandbox, self._uid_value)
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         await super()._async_cleanup_resources(restart=restart)
@@ -245,7 +244,7 @@ async def _start_spare(like: SandboxKernelManager, extra_arguments: list[str]) -
     global _spare
     if _spare is not None:
         _spare.discard()
-    km = SandboxKernelManager(config=like.config)
+    km = SandboxKernelManager(config=like.config, sandbox=like.sandbox)
     cmd, kw = await km._async_pre_start_kernel(extra_arguments=list(extra_arguments))
     await km._async_launch_kernel(cmd, **kw)
     _spare = _Spare(km, list(extra_arguments))

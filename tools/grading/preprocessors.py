@@ -2,7 +2,7 @@
 command line.
 
 ``SandboxExecute`` is nbgrader's Execute with every kernel in the sandbox, one notebook
-ahead (``tools.grading.kernels``; ``MEMCOURSE_SANDBOX=off``: nbgrader's own kernels);
+ahead (``tools.grading.kernels``; ``Sandbox.mode`` ``off``: nbgrader's own kernels);
 ``VisibleTests`` clears the hidden tests of the test cells only.
 ``sanitize_preprocessors`` and ``autograde_preprocessors`` are the values of nbgrader's
 ``--Autograde.sanitize_preprocessors`` and ``--Autograde.autograde_preprocessors``.
@@ -13,27 +13,30 @@ Stage: autograding (nbgrader loads these by name).
 from __future__ import annotations
 
 import json
-import os
 
 from nbgrader.preprocessors import ClearHiddenTests, Execute
 from traitlets import Enum
 
 from tools.common import nbgrader_cells
+from tools.grading.box import Sandbox
 from tools.grading.kernels import SpareKernelManager
+
 
 class SandboxExecute(Execute):
     """nbgrader's Execute, with every kernel started in the sandbox, one notebook ahead.
 
     A kernel is killed once its notebook has run (``shutdown_kernel``): nothing in its
-    box outlives it, so there is nothing to wait for a graceful end.
+    box outlives it, so there is nothing to wait for a graceful end. The sandbox's
+    settings (``c.Sandbox``, ``tools.grading.box.Sandbox``) are read, and a bad one
+    raised, when the preprocessor is made.
     """
 
     shutdown_kernel = Enum(["graceful", "immediate"], default_value="immediate").tag(config=True)
 
     def __init__(self, *args, **kwargs):
-        if os.environ.get("MEMCOURSE_SANDBOX", "bwrap") != "off":
-            kwargs["kernel_manager_class"] = SpareKernelManager
         super().__init__(*args, **kwargs)
+        if Sandbox(parent=self).mode != "off":
+            self.kernel_manager_class = SpareKernelManager
 
 
 class VisibleTests(ClearHiddenTests):

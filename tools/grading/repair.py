@@ -1,10 +1,11 @@
 """Repair: find the cell that stops a notebook run and replace it.
 
 ``probe`` runs a notebook cell by cell (in the sandbox, with the limits of
-``tools.grading.process_limits``) and says where its kernel died or a cell could not be
-interrupted; ``neutralise`` replaces that cell by one that raises (the answer before it
-when the cell is locked). ``python -m tools.grading.repair NOTEBOOK`` is the probe's own
-process.
+``tools.grading.process_limits`` and the sandbox's settings of the course's
+``nbgrader_config.py``, as nbgrader's kernels get them) and says where its kernel died or
+a cell could not be interrupted; ``neutralise`` replaces that cell by one that raises
+(the answer before it when the cell is locked). ``python -m tools.grading.repair NOTEBOOK
+--cell-timeout S --course-dir DIR`` is the probe's own process.
 """
 
 from __future__ import annotations
@@ -23,10 +24,16 @@ from tools.common import nbgrader_cells
 from tools.grading.process_limits import run_limited
 from tools.grading.screening import Screened
 
-def probe_main(path: Path, cell_timeout: int) -> int:
-    """Run one notebook cell by cell; print where it stops the kernel or overruns (JSON)."""
+def probe_main(path: Path, cell_timeout: int, course_dir: Path) -> int:
+    """Run one notebook cell by cell, its kernel in the sandbox of the course folder
+    ``course_dir`` (``tools.grading.box.configured``, the mode of ``$MEMCOURSE_SANDBOX`` over
+    the course's); print where it stops the kernel or overruns (JSON)."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    from tools.grading.box import configured
+
+    sandbox = configured(course_dir, os.environ.get("MEMCOURSE_SANDBOX") or None)
 
     nb = nbformat.read(path, as_version=4)
     marker = path.with_suffix(".probe-index")
@@ -45,8 +52,9 @@ def probe_main(path: Path, cell_timeout: int) -> int:
         resources={"metadata": {"path": str(path.parent)}},
         on_cell_execute=started,
         shutdown_kernel="immediate",
+        config=sandbox.config,
     )
-    if os.environ.get("MEMCOURSE_SANDBOX", "bwrap") != "off":
+    if sandbox.mode != "off":
         from tools.grading.kernels import SandboxKernelManager
 
         client.kernel_manager_class = SandboxKernelManager
@@ -64,10 +72,12 @@ def probe_main(path: Path, cell_timeout: int) -> int:
 
 
 def probe(
-    notebook: dict, folder: Path, cell_timeout: int, memory_mb: int = 0, env: dict | None = None,
-    wall: float = 300.0,
+    notebook: dict, folder: Path, cell_timeout: int, course_dir: Path, memory_mb: int = 0,
+    env: dict | None = None, wall: float = 300.0,
 ) -> dict:
-    """Where does ``notebook`` stop its kernel or overrun? ``{"status", "index"}``."""
+    """Where does ``notebook`` stop its kernel or overrun? ``{"status", "index"}``.
+
+    Its kernel gets the sandbox's settings of the course folder ``course_dir``."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "probe.ipynb"
     nbformat.write(nbformat.from_dict(notebook), path)
@@ -82,6 +92,8 @@ def probe(
             str(path),
             "--cell-timeout",
             str(cell_timeout),
+            "--course-dir",
+            str(course_dir),
         ],
         course.ROOT,
         wall,
@@ -123,8 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("notebook", type=Path)
     parser.add_argument("--cell-timeout", type=int, required=True)
+    parser.add_argument("--course-dir", type=Path, required=True,
+                        help="the course folder, whose nbgrader_config.py sets c.Sandbox")
     args = parser.parse_args(argv)
-    return probe_main(args.notebook, args.cell_timeout)
+    return probe_main(args.notebook, args.cell_timeout, args.course_dir)
 
 
 if __name__ == "__main__":
