@@ -988,7 +988,7 @@ def test_no_csv_cell_is_a_formula_and_no_name_reaches_the_terminal_with_a_contro
 
 
 def test_a_page_shows_a_bounded_notebook(attacked_class):
-    from tools.grading import sanitize
+    from tools.common import sanitize
 
     root = attacked_class["root"]
     nb = load(root / "autograded" / "huge-page" / FIRST / NAME)

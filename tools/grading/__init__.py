@@ -7,8 +7,6 @@ this list (``tests/test_import_graph.py`` checks it):
 
 ==========================  ============================================================
 ``cells``                   notebook cells as data (the helpers every stage uses)
-``sanitize``                what a submission shows a person (markdown, outputs, pages)
-                            cleaned with nh3: nothing runs in the reader's browser
 ``settings``                the settings of a run, nbgrader's environment
 ``outcome``                 what grading a submission came to, the statuses
 ``student_files``           a student's files read as regular files only: no link or
