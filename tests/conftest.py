@@ -106,7 +106,7 @@ def built_book():
 @pytest.fixture(scope="session")
 def site(built_book):
     """The built book served on a free port of 127.0.0.1: its URL."""
-    from tools.book.site_browser import SiteServer
+    from support.site_browser import SiteServer
 
     server = SiteServer(built_book)
     yield server.url

@@ -6,7 +6,7 @@
 ``tools.book``      the book's build: MathJax, the execution cache, the Sphinx
                     extensions of the HTML and PDF books (``make book``, ``make pdf``)
 ``tools.lab``       the student's JupyterLab: the launcher, the chapters as notebooks,
-                    the visible tests (``make lab``, ``make check``), the test driver
+                    the visible tests (``make lab``, ``make check``)
 ``tools.grading``   the instructor's autograder (``make grade``): staging, sandbox,
                     re-check, cluster, gradebook, feedback, report
 ``tools.hub``       the course on a JupyterHub (``make hub``): its set-up and config

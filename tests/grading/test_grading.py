@@ -16,7 +16,7 @@ from tools.release import assignments as course
 from tools.grading import recheck
 from tools.grading import collect, preprocessors, process_limits, repair, screening
 from tools.grading.settings import Settings
-from tools.grading.simulate import answers, trouble
+from support.simulate import answers, trouble
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SESSIONS = course.assignments(ROOT)

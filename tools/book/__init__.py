@@ -30,9 +30,6 @@ In the order a build uses them (``make book``, ``make pdf``):
                         cached by its TeX; no page loads MathJax but the search page
 ``stable_layout``       Sphinx extension: every picture's size written into its page,
                         so that the layout does not move when it arrives
-``site_browser``        after the build: the HTML book served and opened in Debian's
-                        chromium, a page's first load weighed (the browser tests,
-                        ``make bench``)
 ``serve``               after the build: the HTML book served as a web host serves
                         it, text gzip-compressed (``python -m tools.book.serve``,
                         Lighthouse in ``make bench``)

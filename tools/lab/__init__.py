@@ -19,8 +19,6 @@ In the order a student meets them:
 ``validate``          the lab's Validate button says what ``make check`` says
 ``scores_page``       on the course hub: the student's scores page (every session's
                       score, late penalty and feedback, fetched from nbgrader's exchange)
-``lab_browser``       the test driver: the lab on a free port, driven in headless
-                      Chromium (tests and ``make bench``)
 ====================  ================================================================
 
 Each module imports only the ones above it, and of another package of ``tools`` only
