@@ -32,7 +32,8 @@ In the order a build uses them (``make book``, ``make pdf``):
                         so that the layout does not move when it arrives
 ``serve``               after the build: the HTML book served as a web host serves
                         it, text gzip-compressed (``python -m tools.book.serve``,
-                        Lighthouse in ``make bench``)
+                        Lighthouse in ``make bench``), or every file as it is
+                        (``--plain``: the browser tests, a page's first load)
 ``pdf_badges``          Sphinx extension: the status badges drawn as badges in print
 ``pdf_book``            Sphinx extension: the PDF's numbering, index and lists
 ======================  ==========================================================
