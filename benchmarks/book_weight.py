@@ -2,10 +2,11 @@
 
     python benchmarks/book_weight.py [--top 12]       (make bench runs it, after make book)
 
-Serves _build/html on 127.0.0.1 and opens every page of the site in Debian's chromium, each
-in a fresh context (an empty cache), as a reader arriving at it: what the page fetches
+Serves _build/html on 127.0.0.1 (``tools.book.serve``, nothing compressed) and opens every
+page of the site in Debian's chromium, each in a fresh context (an empty cache), as a
+reader arriving at it: what the page fetches
 until MathJax has typeset it and the network is quiet, the window at the top, less the
-frames of the live figures (tools/book/site_browser.py). Prints the heaviest page's weight
+frames of the live figures (tests/support/site_browser.py). Prints the heaviest page's weight
 against the limit of issue 28 (2.0 MB) and what it is made of, largest first.
 """
 
@@ -19,9 +20,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tools import ROOT  # noqa: E402
-from tools.book import site_browser as book_browser  # noqa: E402
+from tests.support import site_browser as book_browser  # noqa: E402
 from tools.common import chromium  # noqa: E402
-from tools.book.site_browser import FIRST_LOAD_LIMIT, MB  # noqa: E402
+from tests.support.site_browser import FIRST_LOAD_LIMIT, MB  # noqa: E402
+from tools.book.serve import Host  # noqa: E402
 from tools.book.toc import toc_files  # noqa: E402
 
 SITE = ROOT / "_build" / "html"
@@ -36,7 +38,7 @@ def main() -> int:
     pages = ["genindex.html", "search.html"] + [f"{name}.html" for name in toc_files()]
     from playwright.sync_api import sync_playwright
 
-    server = book_browser.SiteServer(SITE)
+    server = Host(SITE, compress=False)
     weights = {}
     try:
         with sync_playwright() as playwright:

@@ -1,6 +1,6 @@
 """Class-grading throughput: ``make grade`` on a local Dask cluster against plain nbgrader.
 
-A simulated class (``tools.grading.simulate``: full, blank and half-done submissions) is
+A simulated class (``tests.support.simulate``: full, blank and half-done submissions) is
 graded, in a copy of the course, three ways:
 
 * **plain nbgrader**: ``nbgrader autograde`` over the whole class, one process of the
@@ -51,7 +51,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tools.release import assignments as course  # noqa: E402
-from tools.grading.simulate import classroom  # noqa: E402
+from tests.support.simulate import classroom  # noqa: E402
 
 
 def course_copy(to: pathlib.Path, which: list[str]) -> pathlib.Path:

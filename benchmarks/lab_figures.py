@@ -23,8 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tools.common import chromium
-from tools.lab import lab_browser
-from tools.lab.lab_browser import FIGURES, OPEN_AND_RUN, ROOT, SAVE_AND_CLOSE
+from tests.support import lab_browser
+from tests.support.lab_browser import FIGURES, OPEN_AND_RUN, ROOT, SAVE_AND_CLOSE
 
 
 def main() -> int:

@@ -1,6 +1,6 @@
 """The similarity report's detector against a simple alternative, on simulated classes.
 
-For each session (and seed), a class of 20 (``tools.grading.simulate.disguised_copy``: honest
+For each session (and seed), a class of 20 (``tests.support.simulate.disguised_copy``: honest
 students in styles of their own, some answering part of the questions, and one copier
 who renamed every free name and moved the added cells) is compared two ways:
 
@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tools import ROOT  # noqa: E402
 from tools.grading import similarity  # noqa: E402
-from tools.grading.simulate.disguised_copy import simulate_copying  # noqa: E402
+from tests.support.simulate.disguised_copy import simulate_copying  # noqa: E402
 from tools.release import assignments as course  # noqa: E402
 
 COPIER, SOURCE = "student-13", "student-07"

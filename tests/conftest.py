@@ -105,10 +105,11 @@ def built_book():
 
 @pytest.fixture(scope="session")
 def site(built_book):
-    """The built book served on a free port of 127.0.0.1: its URL."""
-    from tools.book.site_browser import SiteServer
+    """The built book served on a free port of 127.0.0.1, nothing compressed (a page weighs
+    what its files weigh), by the server ``make bench`` serves it with: its URL."""
+    from tools.book.serve import Host
 
-    server = SiteServer(built_book)
+    server = Host(built_book, compress=False)
     yield server.url
     server.stop()
 

@@ -1,4 +1,5 @@
-"""Module docstrings say what the code does now: no dependency lists ("Depends on", which
+"""Module docstrings (memkit, tools and the tests' and benchmarks' support, tests/support)
+say what the code does now: no dependency lists ("Depends on", which
 the import graph says and tests/test_import_graph.py checks), no issue numbers, no CI
 runs. History lives in CHANGELOG.md and git log.
 """
@@ -13,7 +14,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 HISTORY = re.compile(r"Depends on|\b[Ii]ssues? \d+|(?<![\w&/])#\d+\b|\bCI runs?\b")
-MODULES = sorted(p for base in ("memkit", "tools") for p in (ROOT / base).rglob("*.py")
+BASES = ("memkit", "tools", "tests/support")
+MODULES = sorted(p for base in BASES for p in (ROOT / base).rglob("*.py")
                  if "__pycache__" not in p.parts)
 
 
@@ -35,9 +37,10 @@ def test_the_pattern_finds_history_only(doc, found):
     assert history_in(doc) == found
 
 
-def test_every_module_of_memkit_and_tools_is_checked():
+def test_every_module_of_memkit_tools_and_the_support_is_checked():
     assert len(MODULES) > 100
-    assert {p.relative_to(ROOT).parts[0] for p in MODULES} == {"memkit", "tools"}
+    assert {p.relative_to(ROOT).parts[0] for p in MODULES} == {"memkit", "tools", "tests"}
+    assert ROOT / "tests" / "support" / "simulate" / "classroom.py" in MODULES
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))

@@ -145,10 +145,10 @@ def test_each_stage_imports_on_its_own_and_says_what_it_does(name):
 
 ROLES = {"book", "grading", "hub", "lab", "release"}
 # which role package may import which (one way: no package imports back); the lab imports
-# the grader's sanitizer: the instructor's Formgrader renders a submission
-# through the one sanitizer the grader cleans feedback with; and a student alone grades a
-# notebook with the grader itself (tools.lab.self_grade: the assignments' layout); a chapter
-# opened in the lab gets the substitutions the book's extensions give it (tools.lab.contents)
+# the grader: a student alone grades a notebook with the grader itself (tools.lab.self_grade:
+# its gradebook and box, the assignments' layout) and the instructor's kernels run in the
+# grader's box (tools.lab.boxed_kernels); a chapter opened in the lab gets the substitutions
+# the book's extensions give it (tools.lab.contents)
 PACKAGE_ARROWS = {"grading": {"release"}, "hub": {"lab"}, "lab": {"book", "grading", "release"}}
 # the layer under every role (what a student named, written as text): any role may import
 # it, it imports no role

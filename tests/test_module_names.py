@@ -1,7 +1,8 @@
 """No two modules of different roles share a name: ``scores`` is memkit's, the lab's page
 is ``scores_page``; one name, one meaning, whichever package a reader starts from.
 
-A role is memkit, or one package of tools/ (book, common, grading, hub, lab, release);
+A role is memkit, one package of tools/ (book, common, grading, hub, lab, release), or the
+tests' and benchmarks' support (tests/support: ``simulate``, ``site_browser``, ...);
 inside one role, two modules may share a stem (a package's ``report`` beside the stage
 ``report``), since their package says which is which.
 """
@@ -37,7 +38,7 @@ def test_the_finder_tells_roles_apart():
 
 
 def test_no_two_modules_of_different_roles_share_a_stem():
-    paths = [p for base in ("memkit", "tools") for p in (ROOT / base).rglob("*.py")
+    paths = [p for base in ("memkit", "tools", "tests/support") for p in (ROOT / base).rglob("*.py")
              if "__pycache__" not in p.parts]
-    assert len({role(p) for p in paths}) >= 7
+    assert len({role(p) for p in paths}) >= 8 and "tests.support" in {role(p) for p in paths}
     assert shared_stems(paths) == {}

@@ -6,19 +6,21 @@
 ``tools.book``      the book's build: MathJax, the execution cache, the Sphinx
                     extensions of the HTML and PDF books (``make book``, ``make pdf``)
 ``tools.lab``       the student's JupyterLab: the launcher, the chapters as notebooks,
-                    the visible tests (``make lab``, ``make check``), the test driver
+                    the visible tests (``make lab``, ``make check``)
 ``tools.grading``   the instructor's autograder (``make grade``): staging, sandbox,
                     re-check, cluster, gradebook, feedback, report
 ``tools.hub``       the course on a JupyterHub (``make hub``): its set-up and config
 ``tools.common``    what every role shares (no role of its own): what a student
-                    named, written as text in a CSV cell or on a terminal
+                    named, written as text in a CSV cell or on a terminal, what a
+                    submission shows cleaned (the sanitizer), ports, Chromium
 ==================  ================================================================
 
 The packages import each other one way (``tests/test_import_graph.py``): ``grading``
 imports ``release`` (where the assignments live, nbgrader's environment), ``hub`` imports
-``lab`` (the lab each user gets), ``lab`` imports ``grading``'s sanitizer (the instructor's
-Formgrader shows a submission cleaned as the grader cleans its feedback), and no other
-package imports another; every package may import ``common``, which imports none.
+``lab`` (the lab each user gets), ``lab`` imports ``grading`` (a student grades a notebook
+with the grader itself; the instructor's kernels run in the grader's box), ``book`` (a
+chapter opened in the lab gets the book's substitutions) and ``release`` (the assignments'
+layout, the schedule), and no other package imports another; every package may import ``common``, which imports none.
 """
 
 from pathlib import Path

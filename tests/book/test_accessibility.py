@@ -2,7 +2,7 @@
 
 axe-core, pinned in tests/axe/package.json and its lockfile, is installed from the npm
 registry with `npm ci` into _build/axe and injected by Playwright into Debian's chromium
-(tools/book/site_browser.py). Every page of the site is opened in light mode and in dark mode
+(tests/support/site_browser.py). Every page of the site is opened in light mode and in dark mode
 (the theme's setting, as its colour-mode button stores it), one browser for all; on a page
 with live figures each figure is brought into view and each of its controls used once
 before the audit, so that the prompt, the controls and the reading are audited as a reader
@@ -23,7 +23,7 @@ import pytest
 
 from test_browser import PAGES, ROOT, SHOTS, refresh_target
 from tools import npm
-from tools.book import site_browser as book_browser
+from support import site_browser as book_browser
 
 AXE = ROOT / "tests" / "axe"
 INSTALLED = ROOT / "_build" / "axe"

@@ -2,7 +2,7 @@
 
 The book is served from _build/html on localhost and each page is opened in headless
 Chromium (Debian's /usr/bin/chromium, driven by Playwright; `make system-deps`
-installs it; tools/book/site_browser.py). A page passes when nothing failed to load, nothing
+installs it; tests/support/site_browser.py). A page passes when nothing failed to load, nothing
 was asked of another site, the console shows no error, its first load (before any frame
 of a live figure) weighs at most 2.0 MB, every formula is typeset (at build time, in SVG:
 no page but the search page loads MathJax), every image has pixels, and every link inside the book leads to a page and
@@ -18,8 +18,8 @@ import urllib.parse
 
 import pytest
 
-from tools.book import site_browser as book_browser
-from tools.book.site_browser import FIRST_LOAD_LIMIT, MB
+from support import site_browser as book_browser
+from support.site_browser import FIRST_LOAD_LIMIT, MB
 from tools.book.toc import toc_files
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -309,7 +309,7 @@ def test_session_7_a_str_with_a_lying_eq_loses_the_points(name, question, answer
 
 
 def test_simulated_students_lose_a_question_whose_earlier_answer_is_missing():
-    from tools.grading.simulate import answers
+    from support.simulate import answers
 
     source = json.loads((SESSION_7 / "exit-test.ipynb").read_text())
     release = json.loads((SESSION_7.parents[1] / "exercises" / "session-7" / "exit-test.ipynb")

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tools.book.site_browser import SETTLED
+from support.site_browser import SETTLED
 from tools.book.toc import toc_files
 
 PAGES = [f"{f}.html" for f in toc_files()]

@@ -1,5 +1,6 @@
 """The book served as a web host serves it (tools/book/serve.py): a process of its own on a
-free port, text gzip-compressed for a client that accepts it, anything else as it is."""
+free port, text gzip-compressed for a client that accepts it, anything else as it is; with
+``compress=False`` (the browser tests' server), every file as it is."""
 
 from __future__ import annotations
 
@@ -48,3 +49,14 @@ def test_anything_else_goes_out_as_it_is(host):
     assert headers["Content-Encoding"] is None and body == (folder / "page.html").read_bytes()
     headers, body = get(served.url + "frame.webp", gzip_ok=True)
     assert headers["Content-Encoding"] is None and body == (folder / "frame.webp").read_bytes()
+
+
+def test_plain_sends_every_file_as_it_is_even_to_a_client_that_accepts_gzip(tmp_path):
+    (tmp_path / "page.html").write_text("<p>" + "a formula, and another " * 200 + "</p>")
+    served = Host(tmp_path, compress=False)
+    try:
+        headers, body = get(served.url + "page.html", gzip_ok=True)
+    finally:
+        served.stop()
+    assert headers["Content-Encoding"] is None and body == (tmp_path / "page.html").read_bytes()
+    assert served.process.poll() is not None

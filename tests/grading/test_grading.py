@@ -16,7 +16,7 @@ from tools.release import assignments as course
 from tools.grading import recheck
 from tools.grading import collect, preprocessors, process_limits, repair, screening
 from tools.grading.settings import Settings
-from tools.grading.simulate import answers, trouble
+from support.simulate import answers, trouble
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SESSIONS = course.assignments(ROOT)
@@ -346,7 +346,7 @@ ATTACKS_IN_HTML = [
 
 @pytest.mark.parametrize("attack", ATTACKS_IN_HTML)
 def test_the_sanitizer_leaves_nothing_that_runs_or_loads(attack):
-    from tools.grading.sanitize import clean_html
+    from tools.common.sanitize import clean_html
 
     cleaned = clean_html("<p>answer</p>" + attack).lower()
     assert "<p>answer</p>" in cleaned
@@ -359,7 +359,7 @@ def test_the_sanitizer_leaves_nothing_that_runs_or_loads(attack):
 def test_a_page_keeps_its_style_sheets_and_a_notebook_its_data():
     import base64
 
-    from tools.grading.sanitize import clean_html, clean_notebook
+    from tools.common.sanitize import clean_html, clean_notebook
 
     page = clean_html(
         "<!DOCTYPE html><html><head><meta charset='utf-8'><style>p {color: red}</style>"

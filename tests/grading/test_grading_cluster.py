@@ -39,7 +39,7 @@ import pytest
 from tools.common.ports import free_port
 from tools.release import assignments as course
 from tools.grading import cluster, gradebook, gradebook_guard
-from tools.grading.simulate import classroom
+from support.simulate import classroom
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIRST = course.assignments(ROOT)[0]

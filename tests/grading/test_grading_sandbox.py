@@ -3,7 +3,7 @@
 The fast tests check the parts (the sandbox on a plain command, the grader's own check of
 the answers, the gradebook ledger, the feedback, the statuses). ``attacked_class`` grades,
 through ``python -m tools.grading`` as ``make grade`` does, a class holding each attack
-of ``tools.grading.simulate.ATTACKS`` beside honest submissions and submissions with odd
+of ``tests.support.simulate.ATTACKS`` beside honest submissions and submissions with odd
 student ids; the tests after it read the outcome.
 """
 
@@ -28,7 +28,7 @@ from tools.release import assignments as course
 from tools.grading import box as boxes, gradebook_guard, hidden, kernels, plain, recheck
 from tools.grading import feedback, outcome, screening
 from tools.grading.cells import cell_text
-from tools.grading.simulate import answers, attacks, attacks_files, classroom
+from support.simulate import answers, attacks, attacks_files, classroom
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIRST = course.assignments(ROOT)[0]
@@ -987,7 +987,7 @@ def test_no_csv_cell_is_a_formula_and_no_name_reaches_the_terminal_with_a_contro
 
 
 def test_a_page_shows_a_bounded_notebook(attacked_class):
-    from tools.grading import sanitize
+    from tools.common import sanitize
 
     root = attacked_class["root"]
     nb = load(root / "autograded" / "huge-page" / FIRST / NAME)

@@ -1,6 +1,6 @@
 """The item analysis after grading (tools/grading/item_analysis.py): facility, the corrected
 item-total correlation, the options chosen counted through each student's order, and the
-flags, on simulated classes (tools/grading/simulate/abilities.py): a planted wrong key and a
+flags, on simulated classes (tests/support/simulate/abilities.py): a planted wrong key and a
 planted broken question are flagged, an honest class's questions are not.
 """
 
@@ -20,7 +20,7 @@ import pytest
 
 from memkit.variants import Numbers
 from tools.grading import item_analysis as ia
-from tools.grading.simulate import abilities as ab
+from support.simulate import abilities as ab
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HONEST = np.linspace(-1.2, 1.2, 8)  # the difficulties of an honest class's eight questions

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from tools.grading import lateness
-from tools.grading.simulate import classroom
+from support.simulate import classroom
 from tools.release import assignments as course
 from tools.release import due_header, schedule
 

@@ -10,7 +10,7 @@ import pytest
 from tools.grading import similarity
 from tools.grading.outcome import Outcome
 from tools.grading.settings import Settings
-from tools.grading.simulate.disguised_copy import simulate_copying
+from support.simulate.disguised_copy import simulate_copying
 from tools.release import assignments as course
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -17,7 +17,8 @@ import nbformat
 import pytest
 
 from tools.common.text import counted, csv_cell, csv_row, quoted, shown
-from tools.grading import collect, report, sanitize, screening, staging
+from tools.common import sanitize
+from tools.grading import collect, report, screening, staging
 from tools.grading.outcome import Outcome, status_of
 from tools.grading.settings import Settings
 from tools.release import assignments as course

@@ -55,7 +55,7 @@ from tools.hub import processes as hub_processes
 from tools.hub import limits
 from tools.hub.limits import Limits
 from tools.common import chromium
-from tools.lab import lab_browser
+from support import lab_browser
 from support.hub_users import remove_user, run_as
 
 # one worker runs every module that starts the course's lab or writes its config (conftest.py)

@@ -25,7 +25,7 @@ import pytest
 from tools.hub import exchange, limits
 from tools.hub import local as course_hub
 from tools.common import chromium
-from tools.lab import lab_browser
+from support import lab_browser
 
 pytestmark = pytest.mark.xdist_group("lab")  # starts the course's lab (conftest.py)
 

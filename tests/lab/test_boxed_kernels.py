@@ -4,7 +4,7 @@ folder's files; "Python 3 (as me)" runs it as the instructor when chosen; a note
 the course's own runs as the instructor, as always.
 
 The course's lab (instructor role) is started on a free port of 127.0.0.1
-(``tools.lab.lab_browser.LabServer``, stopped by PID); kernels are started through its REST
+(``tests.support.lab_browser.LabServer``, stopped by PID); kernels are started through its REST
 API (a session per notebook, as JupyterLab opens one) and run code over its websocket.
 """
 
@@ -21,7 +21,7 @@ import nbformat
 import pytest
 from tornado.websocket import websocket_connect
 
-from tools.lab import lab_browser
+from support import lab_browser
 
 pytestmark = pytest.mark.xdist_group("lab")  # starts the course's lab (conftest.py)
 

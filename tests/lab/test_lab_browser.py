@@ -25,9 +25,9 @@ from playwright.sync_api import expect
 
 from memkit import figures
 from tools.common import chromium
-from tools.lab import lab_browser
+from support import lab_browser
 from tools.book.toc import toc_files
-from tools.lab.lab_browser import ERRORS, FIGURES, OPEN_AND_RUN, RENDERED_MARKDOWN, ROOT, SAVE_AND_CLOSE
+from support.lab_browser import ERRORS, FIGURES, OPEN_AND_RUN, RENDERED_MARKDOWN, ROOT, SAVE_AND_CLOSE
 
 # one worker runs every module that starts the course's lab or writes its config (conftest.py)
 pytestmark = pytest.mark.xdist_group("lab")

@@ -2,7 +2,7 @@
 instructor's lab's ``/files/``, is sent as a download in a sandbox with no script
 (tools/lab/student_work.py); the course's own files keep Jupyter's policy.
 
-The course's lab is started on a free port of 127.0.0.1 (``tools.lab.lab_browser.LabServer``,
+The course's lab is started on a free port of 127.0.0.1 (``tests.support.lab_browser.LabServer``,
 stopped by PID); the files are written under ``_build/`` of the course (its working folder).
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.lab import lab_browser
+from support import lab_browser
 
 pytestmark = pytest.mark.xdist_group("lab")  # starts the course's lab (conftest.py)
 

@@ -31,7 +31,7 @@ from tools.lab import notebook_check as checker
 from tools.release import session_pages
 from tools.grading import collect
 from tools.grading.settings import Settings
-from tools.grading.simulate import answers, classroom, shared_numbers, trouble
+from support.simulate import answers, classroom, shared_numbers, trouble
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SESSIONS = course.assignments(ROOT)

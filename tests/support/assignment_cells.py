@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from tools.common import nbgrader_cells
 from tools.common import student_run
-from tools.grading.simulate.shared_numbers import typed_cell
+from .simulate.shared_numbers import typed_cell
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MARKERS = re.compile(r"^\s*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)\s*$", re.M)
@@ -92,7 +92,7 @@ def run(path: pathlib.Path, answers: dict | None = None, printed: dict | None = 
     cells run in (it holds the answers afterwards). ``student``: whose numbers the set-up
     draws. Locked cells other than the tests (the set-up, the options of a question) run
     in order, as in a kernel. ``typed``: a dict that receives {answer grade id: the answers
-    as a classmate would copy them, typed in} (``tools.grading.simulate.shared_numbers``).
+    as a classmate would copy them, typed in} (``tests.support.simulate.shared_numbers``).
     """
     found = cells(path)
     namespace = {} if namespace is None else namespace

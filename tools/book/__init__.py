@@ -30,12 +30,10 @@ In the order a build uses them (``make book``, ``make pdf``):
                         cached by its TeX; no page loads MathJax but the search page
 ``stable_layout``       Sphinx extension: every picture's size written into its page,
                         so that the layout does not move when it arrives
-``site_browser``        after the build: the HTML book served and opened in Debian's
-                        chromium, a page's first load weighed (the browser tests,
-                        ``make bench``)
 ``serve``               after the build: the HTML book served as a web host serves
                         it, text gzip-compressed (``python -m tools.book.serve``,
-                        Lighthouse in ``make bench``)
+                        Lighthouse in ``make bench``), or every file as it is
+                        (``--plain``: the browser tests, a page's first load)
 ``pdf_badges``          Sphinx extension: the status badges drawn as badges in print
 ``pdf_book``            Sphinx extension: the PDF's numbering, index and lists
 ======================  ==========================================================

@@ -1,14 +1,19 @@
 """The built HTML book served as a web host serves it: text compressed with gzip.
 
-    python -m tools.book.serve _build/html --port 8123
+    python -m tools.book.serve _build/html --port 8123 [--plain]
 
 Serves a folder on 127.0.0.1 until stopped (a signal): a file of text (HTML, CSS, scripts,
 SVG, JSON) goes out gzip-compressed to a client that accepts it (``Accept-Encoding``), with
 ``Vary: Accept-Encoding``, each file compressed once while it is unchanged; anything else,
-a folder's listing or a redirect as the standard library's server sends it.
-:class:`Host` runs it as a process of its own on a free port, as ``make bench`` does for
-Lighthouse (``benchmarks/lighthouse.py``), which weighs a page as a reader's browser
-receives it.
+a folder's listing or a redirect as the standard library's server sends it. With
+``--plain``, every file goes out as it is (a page weighs what its files weigh). No line is
+logged per request.
+
+:class:`Host` runs it as a process of its own on a free port (``tools.common.ports``),
+waits until it answers, and stops it by its PID: compressed for Lighthouse in ``make
+bench`` (``benchmarks/lighthouse.py``, a page weighed as a reader's browser receives it),
+plain for the browser tests and the first-load benchmark (``tests/support/site_browser.py``,
+the fixture ``site`` of ``tests/conftest.py``, ``benchmarks/book_weight.py``).
 """
 
 from __future__ import annotations
@@ -34,13 +39,17 @@ LEVEL = 6
 COMPRESSED = {".html", ".css", ".js", ".mjs", ".svg", ".json", ".txt", ".xml", ".map", ".inv"}
 
 
-class GzipHandler(http.server.SimpleHTTPRequestHandler):
-    """The standard library's file handler, text compressed with gzip when accepted."""
+class PlainHandler(http.server.SimpleHTTPRequestHandler):
+    """The standard library's file handler, without a line logged per request."""
+
+    def log_message(self, *args):
+        pass
+
+
+class GzipHandler(PlainHandler):
+    """:class:`PlainHandler`, text compressed with gzip when accepted."""
 
     packed: dict[tuple[str, int, int], bytes] = {}  # (path, mtime, size) -> gzip body
-
-    def log_message(self, *args):  # no line per request
-        pass
 
     def do_GET(self):  # noqa: N802 (the standard library's name)
         body = self._gzipped()
@@ -78,13 +87,15 @@ class GzipHandler(http.server.SimpleHTTPRequestHandler):
 
 class Host:
     """``folder`` served by this module in a process of its own on a free port of 127.0.0.1,
-    answering once made, until :meth:`stop` (by its PID). ``url`` ends with a slash."""
+    answering once made, until :meth:`stop` (by its PID). ``url`` ends with a slash.
+    ``compress=False``: every file as it is (``--plain``)."""
 
-    def __init__(self, folder: Path, timeout: float = 30.0) -> None:
+    def __init__(self, folder: Path, compress: bool = True, timeout: float = 30.0) -> None:
         port = free_port()
         self.url = f"http://127.0.0.1:{port}/"
-        self.process = subprocess.Popen([sys.executable, "-m", "tools.book.serve", str(folder),
-                                         "--port", str(port)], cwd=ROOT)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tools.book.serve", str(folder), "--port", str(port)]
+            + ([] if compress else ["--plain"]), cwd=ROOT)
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -106,8 +117,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path)
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--plain", action="store_true",
+                        help="every file as it is, nothing compressed")
     args = parser.parse_args(argv)
-    handler = functools.partial(GzipHandler, directory=os.fspath(args.folder.resolve()))
+    handler = functools.partial(PlainHandler if args.plain else GzipHandler,
+                                directory=os.fspath(args.folder.resolve()))
     with http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler) as server:
         server.serve_forever()
     return 0

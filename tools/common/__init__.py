@@ -4,6 +4,9 @@
 ``text``            what a student wrote, shown as text: a CSV cell a spreadsheet
                     reads as text, a line a terminal shows with its control
                     characters escaped, a long list of like reasons counted
+``sanitize``        what a submission shows a person (markdown, outputs, pages)
+                    cleaned with nh3: nothing runs in the reader's browser (the
+                    grader's feedback, the lab's Formgrader pages)
 ``nbgrader_cli``    nbgrader's commands run as the course runs them (its
                     environment, without the slow optional imports)
 ``student_run``     one student's run of an assignment's cells in this process

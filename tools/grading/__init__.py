@@ -7,8 +7,6 @@ this list (``tests/test_import_graph.py`` checks it):
 
 ==========================  ============================================================
 ``cells``                   notebook cells as data (the helpers every stage uses)
-``sanitize``                what a submission shows a person (markdown, outputs, pages)
-                            cleaned with nh3: nothing runs in the reader's browser
 ``settings``                the settings of a run, nbgrader's environment
 ``outcome``                 what grading a submission came to, the statuses
 ``student_files``           a student's files read as regular files only: no link or
@@ -55,9 +53,8 @@ this list (``tests/test_import_graph.py`` checks it):
 ``cli``                     the command line
 ==========================  ============================================================
 
-``simulate`` (a package) is the grader's test helper (its ``disguised_copy``: a class where
-two students copied each other's code): a simulated class with the score
-each submission should get, for the tests and ``benchmarks/grading.py``. This package's
+A simulated class to grade (each submission with the score it should get) is the tests'
+and the benchmarks' (``tests/support/simulate/``), not the grader's. This package's
 ``__init__`` imports no stage: import the stage you need. It leaves out jsonschema's slow
 optional import in every process that grades (the grader and the Dask workers:
 ``tools.common.nbgrader_cli.skip_slow_imports``), before nbformat is imported.

@@ -1,6 +1,6 @@
 """Feedback: the HTML feedback of every graded submission (``nbgrader
 generate_feedback``), without the hidden tests, a test cell showing its own message only,
-every page cleaned (``tools.grading.sanitize``: nothing a student wrote runs in the
+every page cleaned (``tools.common.sanitize``: nothing a student wrote runs in the
 reader's browser, and the page reads the same without JavaScript). A late submission's
 pages say when it was handed in and due, how late, and what that cost
 (``tools.grading.lateness``); nbgrader's own page lists the penalty among the scores.
@@ -25,7 +25,7 @@ from tools.grading.autograde import last_error
 from tools.common import nbgrader_cells
 from tools.grading.cells import read_nb
 from tools.grading.outcome import Outcome
-from tools.grading.sanitize import clean_html, clean_notebook
+from tools.common.sanitize import clean_html, clean_notebook
 from tools.grading.settings import Settings, grader_env
 from tools.common.safe_files import read_bounded
 from tools.grading.warm import Warm

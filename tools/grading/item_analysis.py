@@ -48,12 +48,12 @@ spreadsheet reads it as text) and an instructor-only page per assignment,
 ``autograded/_items/<assignment>.html`` (the folder cannot be a student id; nothing under
 ``autograded/`` is released), with a plot of the questions (matplotlib, an embedded PNG).
 The page names no student and shows no student text; it is still built from escaped
-text only and cleaned (``tools.grading.sanitize.clean_html``) as every page the grader
+text only and cleaned (``tools.common.sanitize.clean_html``) as every page the grader
 writes.
 
 Stage: after the gradebook guard (the scores it reads are the grader's), beside the
 similarity report. It imports ``tools.grading.cells``, ``tools.common.nbgrader_cells``, ``tools.grading.hidden``,
-``tools.grading.plain``, ``tools.grading.sanitize``, ``tools.grading.outcome``,
+``tools.grading.plain``, ``tools.common.sanitize``, ``tools.grading.outcome``,
 ``tools.grading.settings``, ``tools.grading.gradebook`` and ``tools.common.text``.
 """
 
@@ -77,7 +77,7 @@ from tools.common import nbgrader_cells
 from tools.grading.cells import cell_text
 from tools.grading.outcome import Outcome
 from tools.grading.plain import Budget, parse, rebuild_within
-from tools.grading.sanitize import clean_html
+from tools.common.sanitize import clean_html
 from tools.grading.settings import Settings
 
 LOW_DISCRIMINATION = 0.1  # below it: near zero (Ebel's rule of thumb: under 0.2 poor)

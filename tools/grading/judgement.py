@@ -21,7 +21,7 @@ from tools.release import layout
 from tools.common import nbgrader_cells
 from tools.grading.cells import TRUNCATED, cell_text, read_nb
 from tools.grading.outcome import Outcome, status_of
-from tools.grading.sanitize import clean_notebook
+from tools.common.sanitize import clean_notebook
 from tools.grading.settings import Settings
 from tools.grading.staging import Staged
 
@@ -142,7 +142,7 @@ def apply_judgement(settings: Settings, staged: Staged, autograded: Path) -> lis
     publish either on its own, so those outputs are dropped from the test cells and never
     set a score. A failed cell gets the grader's error, so the feedback says why. The
     export cells are removed from the autograded notebooks, which are cleaned
-    (``tools.grading.sanitize``: Formgrader shows them). Returns the reasons: a test that
+    (``tools.common.sanitize``: Formgrader shows them). Returns the reasons: a test that
     passed in the kernel (no error there) and not in the grader's check is overruled.
     """
     from nbgrader.api import MissingEntry

@@ -5,7 +5,7 @@ deep, not a dict with a list of cells, an old format with a field of the wrong t
 locked cells that were deleted, copied, retyped or edited are put back as released; a
 deleted answer cell comes back as its stub; cells the student added are kept after the
 graded cell they followed; graded cells go back in the release's order; a markdown or
-raw cell is cut to what a page shows (``tools.grading.sanitize.MAX_CELL``). Each test cell
+raw cell is cut to what a page shows (``tools.common.sanitize.MAX_CELL``). Each test cell
 keeps its visible part only (the release's) and gets the grader's export cell before it
 (``tools.grading.recheck``: the answers the whole test reads and the results of the
 student's functions on the test's inputs, printed as plain data). Every change is given
@@ -25,7 +25,7 @@ from tools.grading import hidden, recheck
 from tools.release import schedule
 from tools.common import nbgrader_cells
 from tools.grading.cells import cell_text, new_cell
-from tools.grading.sanitize import MAX_CELL, trimmed
+from tools.common.sanitize import MAX_CELL, trimmed
 
 @dataclass
 class Screened:

@@ -31,7 +31,7 @@ against a simple alternative by ``benchmarks/similarity.py`` (README, *Copied wo
 **What the page shows.** The flagged pairs first, then the closest pairs of the class
 (the ten most alike), the flagged and the three closest with both students' shared code
 marked (up to ``SHOWN_CHARS`` characters a side), and the class's median. It shows student code, so it is built from escaped text only and cleaned
-(``tools.grading.sanitize.clean_html``) as every page the grader writes: nothing in it runs.
+(``tools.common.sanitize.clean_html``) as every page the grader writes: nothing in it runs.
 
 Stage: after the feedback, before the export (``cli`` lists the pages in the summary).
 """
@@ -50,7 +50,7 @@ from pathlib import Path
 from tools.common import nbgrader_cells
 from tools.grading.cells import cell_text, read_nb
 from tools.grading.outcome import Outcome
-from tools.grading.sanitize import clean_html
+from tools.common.sanitize import clean_html
 from tools.grading.settings import Settings
 
 NOISE = 40  # characters of filtered code in a fingerprint's k-gram (copydetect's noise threshold)

@@ -11,7 +11,7 @@
    (the project's own may be unreadable to others), from ``requirements.txt``, memkit
    installed (not editable); a stamp of requirements.txt and memkit's files;
 3. **the lab's files**: ``jupyter/``, ``book/``, the lab's modules of ``tools/lab/``, the
-   grader's sanitizer (``tools/grading/sanitize.py``, with the modules its package imports)
+   course's sanitizer (``tools/common/sanitize.py``, which the grader cleans feedback with)
    and the exchange's collect, copied to ``/srv/memcourse/lab`` (world-readable; never
    ``solutions/``), with the page config of each role (the student's shows the
    *Assignments* tab);
@@ -82,9 +82,9 @@ GROUP = "memcourse"
 PROXY_PACKAGE = "configurable-http-proxy@5"
 SYSTEM_PYTHON = "/usr/bin/python3"
 # what the single-user servers need of the course (world-readable; never solutions/): the
-# lab, the guard of the pages that show a student's work with the grader's sanitizer (and
-# the modules its package imports), and the exchange's collect (an nbgrader plugin, with
-# the helpers of tools/common it writes its report with)
+# lab, its guard of a student's work (the course's sanitizer), the grader's box and kernels
+# (with their package's imports), the exchange's collect (an nbgrader plugin, with the
+# helpers of tools/common it writes its report with)
 LAB_FILES = ["jupyter", "book", "tools/__init__.py", "tools/lab/__init__.py",
              "tools/lab/launch.py", "tools/lab/contents.py", "tools/lab/student_work.py",
              "tools/lab/scores_page.py", "tools/lab/notebook_check.py", "tools/lab/validate.py",
@@ -92,7 +92,7 @@ LAB_FILES = ["jupyter", "book", "tools/__init__.py", "tools/lab/__init__.py",
              "tools/book/__init__.py", "tools/book/toc.py", "tools/book/study_time.py",
              "tools/book/take_away.py",
              "tools/grading/student_files.py", "tools/common/safe_files.py", "tools/common/nbgrader_cells.py",
-             "tools/grading/__init__.py", "tools/grading/sanitize.py", "tools/release",
+             "tools/grading/__init__.py", "tools/common/sanitize.py", "tools/release",
              "tools/common/__init__.py", "tools/common/text.py", "tools/common/nbgrader_cli.py",
              "tools/hub/__init__.py", "tools/hub/exchange.py", "tools/hub/shares.py",
              "tools/hub/hub_exchange_client.py"]

@@ -19,16 +19,14 @@ In the order a student meets them:
 ``validate``          the lab's Validate button says what ``make check`` says
 ``scores_page``       on the course hub: the student's scores page (every session's
                       score, late penalty and feedback, fetched from nbgrader's exchange)
-``lab_browser``       the test driver: the lab on a free port, driven in headless
-                      Chromium (tests and ``make bench``)
 ====================  ================================================================
 
-Each module imports only the ones above it, and of another package of ``tools`` only the
-grader's sanitizer (``student_work`` imports ``tools.grading.sanitize``: one sanitizer),
-sandbox check and box (``boxed_kernels``: ``tools.grading.kernels``), and, for
-``self_grade``, which runs the grader, its sandbox check, its gradebook and the
+Each module imports only the ones above it, and of another package of ``tools`` only
+the grader's sandbox check and box (``boxed_kernels``: ``tools.grading.kernels``), and,
+for ``self_grade``, which runs the grader, its sandbox check, its gradebook and the
 assignments' layout (``tools.release.layout``), and, for ``contents``, the texts the book's
 extensions fill its substitutions with (``tools.book.study_time``, ``tools.book.take_away``),
-besides the layer every role shares
-(``notebook_check`` prints through ``tools.common.text``).
+besides the layer every role shares (``student_work`` cleans a submission with
+``tools.common.sanitize``, the sanitizer the grader cleans feedback with;
+``notebook_check`` prints through ``tools.common.text``).
 """

@@ -10,7 +10,7 @@ every course lab (``jupyter/jupyter_server_config.py``), makes each of them safe
 changing nbgrader or JupyterLab:
 
 * **Formgrader's page of one submission** is nbgrader's own handler, given the notebook
-  through ``tools.grading.sanitize.clean_notebook`` (the grader's sanitizer: no script,
+  through ``tools.common.sanitize.clean_notebook`` (the grader's sanitizer: no script,
   event handler or external URL in markdown or outputs), its markdown rendered by
   nbconvert and cleaned again (``clean_html``: markdown's own links), cells whose nbgrader grade id is
   not one nbgrader accepts (``[A-Za-z0-9_-]+``; it is written into the page's attributes)
@@ -221,7 +221,7 @@ def _clean_markdown2html(exporter):
     """nbconvert's markdown filter, its HTML cleaned: markdown's own syntax makes links and
     images too (``[x](javascript:...)``), after the source's HTML was cleaned."""
     from jinja2 import pass_context
-    from tools.grading.sanitize import clean_html
+    from tools.common.sanitize import clean_html
 
     @pass_context
     def markdown2html(context, source):
@@ -243,7 +243,7 @@ class _CleanExporter:
 
     def from_filename(self, filename, resources=None, **kw):
         import nbformat
-        from tools.grading.sanitize import clean_notebook
+        from tools.common.sanitize import clean_notebook
 
         self.exporter.register_filter("markdown2html", _clean_markdown2html(self.exporter))
         nb = nbformat.from_dict(_plain_grade_ids(clean_notebook(nbformat.read(filename, 4))))

@@ -6,11 +6,10 @@ standard deviations and the test's assertion it comes from, its status). ``slips
 row per slip of each question. ``calibration.html``: the same, the failures first, the
 table of the sessions, and for each measured answer of a Monte Carlo question the
 distribution of its honest answers against the band its test accepts (matplotlib, PNG
-embedded); every text escaped and the page cleaned by the grader's sanitizer
-(``tools.grading.sanitize.clean_html``).
+embedded); every text escaped and the page cleaned by the course's sanitizer
+(``tools.common.sanitize.clean_html``).
 
-Stage: none (beside the grader: the calibration of the questions, before a term). Depends
-on: ``tools.grading.sanitize``, ``tools.grading.calibration.run``, ``tools.common.text``.
+Stage: none (beside the grader: the calibration of the questions, before a term).
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ import numpy as np
 
 from tools.common.text import csv_row
 from tools.grading.calibration.run import Result
-from tools.grading.sanitize import clean_html
+from tools.common.sanitize import clean_html
 
 STYLE = """body{font-family:sans-serif;margin:2em;max-width:90em}td,th{padding:0.2em 0.6em;
 text-align:left;vertical-align:top;border-bottom:1px solid #ddd}.fail{color:#b00020}

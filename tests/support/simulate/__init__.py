@@ -1,6 +1,6 @@
 """A simulated class, the grader's test helper: submissions with the score each should get.
 
-    python -m tools.grading.simulate --students 20 [--zoo] [--zip class.zip] ...
+    python -m tests.support.simulate --students 20 [--zoo] [--zip class.zip] ...
 
 ==============  ===============================================================
 ``answers``     the honest students: answers filled in, the points they earn
@@ -18,6 +18,7 @@
 ``classroom``   a class of them written as nbgrader's submitted/ tree or a zip
 ==============  ===============================================================
 
-Stage: none (beside the grader, not in it): used by the tests and ``benchmarks/grading.py``,
-nothing of the grader imports it.
+Used by the tests (``from support.simulate import classroom``) and the benchmarks
+(``benchmarks/grading.py``, ``benchmarks/similarity.py``: ``tests.support.simulate``);
+nothing of ``tools`` imports it.
 """

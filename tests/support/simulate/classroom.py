@@ -1,6 +1,6 @@
 """A simulated class: submissions to try the grading loop on, with the score each should get.
 
-    python -m tools.grading.simulate --students 20 [--assignments session-1 session-3]
+    python -m tests.support.simulate --students 20 [--assignments session-1 session-3]
                                    [--zoo] [--seed 0] [--course-dir .] [--zip class.zip]
 
 writes ``submitted/<student>/<assignment>/*.ipynb`` (nbgrader's layout) from the
@@ -24,10 +24,10 @@ import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from tools.grading.simulate.answers import (
+from .answers import (
     autograded_points, earned_points, questions, student_notebook,
 )
-from tools.grading.simulate.trouble import ZOO, troubled
+from .trouble import ZOO, troubled
 from tools.release import assignments as course
 
 
@@ -139,7 +139,7 @@ def zip_class(folder: Path, archive: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tools.grading.simulate",
+        prog="python -m tests.support.simulate",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -1,10 +1,10 @@
-"""The built HTML book in a real browser: served, opened, and a page's first load weighed.
+"""The built HTML book in a real browser: opened, settled, and a page's first load weighed.
 
 Used by the browser tests (``tests/book/``: ``test_browser``, ``test_screens``,
 ``test_accessibility``) and by ``make bench`` (``benchmarks/book_weight.py``). The site is
-served from a folder on a free port of 127.0.0.1 by the standard library's threaded HTTP
-server (no compression, so a page weighs what its files weigh); the browser is the one
-``tools.common.chromium`` launches.
+the one ``tools.book.serve.Host(folder, compress=False)`` serves on a free port of
+127.0.0.1 (nothing compressed, so a page weighs what its files weigh); the browser is the
+one ``tools.common.chromium`` launches.
 
 A page's *first load* is every byte it fetches from opening until the network is quiet
 (and, on the search page, MathJax has typeset it), the window at the top of the page, less the frames of the
@@ -14,13 +14,8 @@ as the reader moves it. The heaviest page's first load is held to ``FIRST_LOAD_L
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 import time
 import urllib.parse
-from pathlib import Path
-
 
 #: the heaviest page's first load, at most
 FIRST_LOAD_LIMIT = 2_000_000
@@ -31,27 +26,6 @@ SETTLED = """async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
   return true;
 }"""
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # keep test and bench output clean
-        pass
-
-
-class SiteServer:
-    """``folder`` served on 127.0.0.1 (a free port) from a thread, until :meth:`stop`."""
-
-    def __init__(self, folder: Path) -> None:
-        handler = functools.partial(_QuietHandler, directory=str(folder))
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/"
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
 
 
 class Traffic:

@@ -6,7 +6,7 @@ archive that files work under a classmate, twenty thousand files.
 ``ATTACKS_25`` and ``ATTACKS_39`` name each attack; ``place(kind, folder, ...)`` writes the
 submission of one into ``folder`` (``<submitted>/<student>/<assignment>``) and returns the
 most it may score (None: no more than the ``wrong`` control of
-``tools.grading.simulate.attacks``) and the reason the report must give (a part of it;
+``tests.support.simulate.attacks``) and the reason the report must give (a part of it;
 None: none asked). ``class_archives`` writes the attacks that come in a class archive
 (``ZIP_ATTACKS``), with what each student must get.
 """
@@ -19,8 +19,8 @@ import os
 from pathlib import Path
 
 from tools.grading.cells import cell_text
-from tools.grading.simulate.answers import index_of, questions, student_notebook
-from tools.grading.simulate.attacks import attacked
+from .answers import index_of, questions, student_notebook
+from .attacks import attacked
 
 ATTACKS_25 = {
     "link-files": "data.txt and other files are links to the solution, /etc/shadow and the gradebook",

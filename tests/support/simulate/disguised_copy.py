@@ -25,7 +25,7 @@ import random
 from pathlib import Path
 
 from tools.common import nbgrader_cells
-from tools.grading.simulate.answers import answer_text, questions
+from .answers import answer_text, questions
 from tools.release import assignments as course
 
 KEEP = set(dir(builtins)) | {"np", "math", "memkit", "self"}

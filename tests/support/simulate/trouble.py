@@ -10,7 +10,7 @@ import copy
 import json
 
 from tools.grading.cells import cell_text
-from tools.grading.simulate.answers import (
+from .answers import (
     autograded_points, code_questions, earned_points, index_of, questions, student_notebook,
 )
 

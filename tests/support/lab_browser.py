@@ -5,7 +5,9 @@ Used by tests/lab/test_lab_browser.py (the end-to-end test) and benchmarks/lab_f
 (tools/lab/launch.py: same configuration, same role), on a free port of 127.0.0.1, with a
 random token, a throw-away Jupyter home, and ``window.jupyterapp`` exposed so that the
 page can be asked what JupyterLab holds. The browser is the one ``tools.common.chromium``
-launches.
+launches. What is asked of the page is JavaScript for ``page.evaluate``, each snippet an
+async function made by :func:`in_page`, which gives it the helpers every snippet uses
+(``PAGE_HELPERS``: ``sleep``, ``widgetOf(id)``, ``outputOf(cell, selector)``).
 """
 
 from __future__ import annotations
@@ -85,18 +87,31 @@ class LabServer:
 
 
 # -- in the page (JavaScript run through Playwright's page.evaluate) ------------------
-APP_READY = """async () => {
-  for (let i = 0; i < 600 && !(window.jupyterapp && window.jupyterapp.started); i++)
-    await new Promise(r => setTimeout(r, 100));
+# what every snippet may use: ``sleep(ms)``, ``widgetOf(id)`` (the main area's widget of
+# that id), ``outputOf(cell, selector)`` (the first match of ``selector`` in a cell's outputs)
+PAGE_HELPERS = """
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  const widgetOf = id => Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.id === id);
+  const outputOf = (cell, selector) => cell.node.querySelector('.jp-OutputArea ' + selector);
+"""
+
+
+def in_page(params: str, body: str) -> str:
+    """An async function for ``page.evaluate`` of ``params`` (its one argument, as written
+    in JavaScript: ``id``, ``[id, index]``) whose body is ``body``, given ``PAGE_HELPERS``."""
+    return f"async ({params}) => {{{PAGE_HELPERS}{body}}}"
+
+
+APP_READY = in_page("", """
+  for (let i = 0; i < 600 && !(window.jupyterapp && window.jupyterapp.started); i++) await sleep(100);
   await window.jupyterapp.started;
   await window.jupyterapp.restored;
   return true;
-}"""
+""")
 
 # open a file with a given viewer, run every cell, wait for the end; report what happened
-OPEN_AND_RUN = """async ([path, factory, run]) => {
+OPEN_AND_RUN = in_page("[path, factory, run]", """
   const app = window.jupyterapp;
-  const sleep = ms => new Promise(r => setTimeout(r, ms));
   const widget = await app.commands.execute('docmanager:open', {path, factory});
   await widget.context.ready;
   await widget.sessionContext.ready;
@@ -120,12 +135,11 @@ OPEN_AND_RUN = """async ([path, factory, run]) => {
           seconds: (performance.now() - started) / 1000,
           kernel: widget.sessionContext.session?.kernel?.name || null,
           cells: widget.content.widgets.length};
-}"""
+""")
 
-ERRORS = """(id) => {
-  const widget = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.id === id);
+ERRORS = in_page("id", """
   const found = [];
-  widget.content.widgets.forEach((cell, index) => {
+  widgetOf(id).content.widgets.forEach((cell, index) => {
     if (cell.model.type !== 'code') return;
     if (cell.model.executionCount === null) found.push(`cell ${index}: not run`);
     for (const out of cell.model.outputs.toJSON()) {
@@ -135,14 +149,12 @@ ERRORS = """(id) => {
     }
   });
   return found;
-}"""
+""")
 
 # every markdown cell scrolled into view until drawn; the text the reader sees, per cell
-RENDERED_MARKDOWN = """async (id) => {
-  const widget = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.id === id);
-  const sleep = ms => new Promise(r => setTimeout(r, ms));
+RENDERED_MARKDOWN = in_page("id", """
   const out = [];
-  for (const [index, cell] of widget.content.widgets.entries()) {
+  for (const [index, cell] of widgetOf(id).content.widgets.entries()) {
     if (cell.model.type !== 'markdown') continue;
     cell.node.scrollIntoView();
     let drawn = null;
@@ -157,19 +169,17 @@ RENDERED_MARKDOWN = """async (id) => {
               boxes: drawn ? drawn.querySelectorAll('aside, .admonition, [class*="admonition"]').length : 0});
   }
   return out;
-}"""
+""")
 
 # every figure cell scrolled into view and waited on (up to 30 s each on a loaded machine)
 # until its widget's picture is decoded: a kernel gone idle has sent the widget, but the
 # page draws it later, and only once the cell is near the viewport
-FIGURES = """async (id) => {
-  const widget = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.id === id);
-  const sleep = ms => new Promise(r => setTimeout(r, ms));
+FIGURES = in_page("id", """
   const out = [];
-  for (const [index, cell] of widget.content.widgets.entries()) {
+  for (const [index, cell] of widgetOf(id).content.widgets.entries()) {
     if (cell.model.type !== 'code' || !/figures\\.get\\(/.test(cell.model.sharedModel.getSource())) continue;
     cell.node.scrollIntoView({block: 'center'});
-    const picture = () => cell.node.querySelector('.jp-OutputArea .widget-image');
+    const picture = () => outputOf(cell, '.widget-image');
     for (let i = 0; i < 300 && !(picture() && picture().complete && picture().naturalWidth); i++)
       await sleep(100);
     const img = picture();
@@ -181,15 +191,23 @@ FIGURES = """async (id) => {
               natural: img ? img.naturalWidth : 0});
   }
   return out;
-}"""
+""")
+
+# [kind, position] of each control of the figure in cell ``index``
+CONTROLS = in_page("[id, index]", """
+  const node = widgetOf(id).content.widgets[index].node;
+  const found = [];
+  node.querySelectorAll('.jp-OutputArea .noUi-handle').forEach((_, i) => found.push(['slider', i]));
+  node.querySelectorAll('.jp-OutputArea .widget-toggle-buttons').forEach((_, i) => found.push(['toggle', i]));
+  return found;
+""")
 
 # arm a watch on one figure's picture: the time from the next key press to the new picture
-ARM = """([id, index]) => {
-  const widget = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.id === id);
-  const cell = widget.content.widgets[index];
+ARM = in_page("[id, index]", """
+  const cell = widgetOf(id).content.widgets[index];
   cell.node.scrollIntoView({block: 'center'});
-  const img = cell.node.querySelector('.jp-OutputArea .widget-image');
-  const reading = cell.node.querySelector('.jp-OutputArea .widget-html');
+  const img = outputOf(cell, '.widget-image');
+  const reading = outputOf(cell, '.widget-html');
   const watch = {src: img.src, reading: reading ? reading.innerText : '', pressed: null, shown: null};
   window.__figureWatch = watch;
   const onKey = () => { if (watch.pressed === null) watch.pressed = performance.now(); };
@@ -202,39 +220,36 @@ ARM = """([id, index]) => {
   });
   observer.observe(img, {attributes: true, attributeFilter: ['src']});
   return true;
-}"""
+""")
 
-WATCHED = """async ([id, index]) => {
-  const widget = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.id === id);
-  const cell = widget.content.widgets[index];
+WATCHED = in_page("[id, index]", """
+  const cell = widgetOf(id).content.widgets[index];
   const watch = window.__figureWatch;
-  const sleep = ms => new Promise(r => setTimeout(r, ms));
   for (let i = 0; i < 600 && watch.shown === null; i++) await sleep(25);  // up to 15 s
-  const img = cell.node.querySelector('.jp-OutputArea .widget-image');
-  const reading = cell.node.querySelector('.jp-OutputArea .widget-html');
+  const img = outputOf(cell, '.widget-image');
+  const reading = outputOf(cell, '.widget-html');
   const text = () => (reading ? reading.innerText : '');
   for (let i = 0; i < 120 && text() === watch.reading; i++) await sleep(25);  // sent just after
   return {changed: img.src !== watch.src, reading_changed: text() !== watch.reading,
           ms: watch.shown !== null && watch.pressed !== null ? watch.shown - watch.pressed : null};
-}"""
+""")
 
-SAVE_AND_CLOSE = """async (id) => {
+SAVE_AND_CLOSE = in_page("id", """
   const app = window.jupyterapp;
-  const widget = Array.from(app.shell.widgets('main')).find(w => w.id === id);
+  const widget = widgetOf(id);
   app.shell.activateById(id);
   await app.commands.execute('docmanager:save');
   await widget.sessionContext.shutdown();
   const dirty = widget.context.model.dirty;
   widget.dispose();
   return dirty;
-}"""
+""")
 
 
 # a command in a terminal of the lab (JupyterLab's terminal service, as File > New >
 # Terminal opens one): the shell's output, and the command's exit status, read from a
 # line the shell computes (the echoed command line cannot hold it)
-TERMINAL = """async ([command, seconds]) => {
-  const sleep = ms => new Promise(r => setTimeout(r, ms));
+TERMINAL = in_page("[command, seconds]", """
   const session = await window.jupyterapp.serviceManager.terminals.startNew();
   let out = '';
   session.messageReceived.connect((_, msg) => { if (msg.type === 'stdout') out += msg.content[0]; });
@@ -246,27 +261,26 @@ TERMINAL = """async ([command, seconds]) => {
   const match = out.match(done);
   await session.shutdown();
   return {output: out, status: match ? Number(match[1]) : null};
-}"""
+""")
 
 # open a file with a viewer; wait for it to be drawn
-OPEN = """async ([path, factory]) => {
+OPEN = in_page("[path, factory]", """
   const app = window.jupyterapp;
   const widget = await app.commands.execute('docmanager:open', {path, factory});
   await widget.context.ready;
   app.shell.activateById(widget.id);
-  await new Promise(r => setTimeout(r, 2000));
+  await sleep(2000);
   return widget.id;
-}"""
+""")
 
 # the HTML viewer's "Trust HTML" on the widget ``id``: its frame may run scripts
-TRUST_HTML = """async (id) => {
+TRUST_HTML = in_page("id", """
   const app = window.jupyterapp;
   app.shell.activateById(id);
   await app.commands.execute('htmlviewer:trust-html');
-  await new Promise(r => setTimeout(r, 2000));
-  const widget = Array.from(app.shell.widgets('main')).find(w => w.id === id);
-  return widget.content.sandbox;
-}"""
+  await sleep(2000);
+  return widgetOf(id).content.sandbox;
+""")
 
 
 def run_in_terminal(page, command: str, seconds: float = 600) -> tuple[int | None, str]:
@@ -286,14 +300,7 @@ def open_lab(browser, server: LabServer, viewport=(1400, 1000)):
 
 def figure_controls(page, widget_id: str, index: int) -> list[tuple[str, int]]:
     """(kind, position) of each control of the figure in cell ``index``."""
-    return page.evaluate("""([id, index]) => {
-      const widget = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.id === id);
-      const node = widget.content.widgets[index].node.querySelector('.jp-OutputArea');
-      const found = [];
-      node.querySelectorAll('.noUi-handle').forEach((_, i) => found.push(['slider', i]));
-      node.querySelectorAll('.widget-toggle-buttons').forEach((_, i) => found.push(['toggle', i]));
-      return found;
-    }""", [widget_id, index])
+    return page.evaluate(CONTROLS, [widget_id, index])
 
 
 def press_control(page, widget_id: str, index: int, kind: str, position: int) -> dict:

@@ -30,8 +30,10 @@ take the feedback minutes and gigabytes, a 50,000-character one half a second.
 
 No regular expression touches HTML here: nh3 parses it as a browser does (html5ever).
 
-Stage: none (beside ``cells``: used by judgement for the autograded notebooks and by
-feedback for the pages, and by the hub for Formgrader).
+Used by the grader (``tools.grading.judgement``: the autograded notebooks Formgrader
+shows; ``tools.grading.feedback``: the feedback pages; the pages of the calibration, the
+item analysis and the similarity report) and by the lab (``tools.lab.student_work``:
+Formgrader's pages in the instructor's lab, on the course hub too): one sanitizer.
 """
 
 from __future__ import annotations
