@@ -62,7 +62,6 @@ import os
 import pwd
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -426,9 +425,7 @@ def start(hub: Hub, ready_timeout: float = 120) -> subprocess.Popen:
     subprocess.run(["chmod", "-R", "go-rwx", str(hub.state)], check=True)  # root's only
     stale = processes.running_pid(hub.state / "proxy.pid")  # a crashed hub's: it would hold the port
     if stale:
-        os.kill(stale, signal.SIGTERM)
-        if not processes.wait_gone(stale, 15):
-            os.kill(stale, signal.SIGKILL)
+        processes.end(stale)
     env = environment(hub)
     deadline = time.monotonic() + ready_timeout
     api_port = int(env["MEMCOURSE_HUB_PROXY_API"])
@@ -477,23 +474,8 @@ def stop(hub: Hub, timeout: float = 30) -> list[int]:
     pid = processes.running_pid(hub.state / "hub.pid")
     others = processes.server_pids(hub.state / "jupyterhub.sqlite")
     proxy = processes.running_pid(hub.state / "proxy.pid")
-    if proxy:
-        others.append(proxy)
-    stopped = []
-    if pid:
-        os.kill(pid, signal.SIGTERM)  # the hub stops its servers
-        if not processes.wait_gone(pid, timeout):
-            os.kill(pid, signal.SIGKILL)
-            processes.wait_gone(pid, 10)
-        stopped.append(pid)
-    for other in others:
-        try:
-            os.kill(other, signal.SIGTERM)
-        except OSError:
-            continue
-        if not processes.wait_gone(other, 15):
-            os.kill(other, signal.SIGKILL)
-        stopped.append(other)
+    stopped = [pid] if pid and processes.end(pid, timeout) else []  # it stops its servers
+    stopped += [other for other in others + [proxy] if other and processes.end(other)]
     for name in ("hub.pid", "proxy.pid"):
         (hub.state / name).unlink(missing_ok=True)
     users = [user for user in hub_users(hub) if _exists(user)]
