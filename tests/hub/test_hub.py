@@ -46,9 +46,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import psutil
 import pytest
 
-from tools.hub import course_repo
+from tools.hub import course_repo, hub_api
 from tools.hub import exchange as course_exchange
 from tools.hub import local as course_hub
 from tools.hub import processes as hub_processes
@@ -1073,9 +1074,13 @@ def test_hub_stop_leaves_no_process_of_a_hub_user(loop):
     assert all(sh(hub, full, f"mkdir -p '{p}/in' && touch '{p}/in/file'").returncode == 0
                for p in planted)
     assert limits.members(full)  # its server and what it started, in its cgroup
+    servers = hub_api.server_pids(hub.state)  # as the stop asks the hub for them
+    assert set(servers) & set(limits.members(full)), (servers, limits.members(full))
     course_hub.stop(hub)
     uids = {pwd.getpwnam(u).pw_uid for u in [hub.instructor] + hub.tas + hub.student_names}
     assert hub_processes.processes_of(uids) == []
+    assert not any(psutil.pid_exists(pid) for pid in servers), servers
+    assert hub_api.server_pids(hub.state) == []  # a stopped hub answers nothing
     assert not course_exchange.mounted(hub.exchange)
     assert not any(p.exists() for p in planted), planted
     for user in hub.student_names:

@@ -31,10 +31,12 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import psutil
 import pytest
 
 from support.hub_users import hub_token, remove_user, run_as
 from tools.common.ports import free_port
+from tools.hub import hub_api
 from tools.hub import local as course_hub
 from tools.hub.limits import Limits
 
@@ -271,6 +273,8 @@ def test_a_students_server_runs_as_the_one_user_and_its_token_reaches_only_their
             assert time.monotonic() < deadline, "the server never got ready"
             time.sleep(1)
         pid = server_process(one)
+        named = hub_api.server_pids(hub.state)  # what make hub-stop would end
+        ancestors = {pid} | {parent.pid for parent in psutil.Process(pid).parents()}
         status = Path(f"/proc/{pid}/status").read_text()
         uid = int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
         environ = process_env(pid)
@@ -288,6 +292,7 @@ def test_a_students_server_runs_as_the_one_user_and_its_token_reaches_only_their
     finally:
         requests.delete(f"{hub.url}/hub/api/users/{one}/server", headers=admin, timeout=60)
     assert uid == pwd.getpwnam(hub.pod_user).pw_uid
+    assert len(named) == 1 and named[0] in ancestors, (named, ancestors)  # its bubblewrap
     assert seen_homes == [one], seen_homes  # the classmates' pod homes are not there
     assert os.getpid() not in seen_pids and len(seen_pids) < 50, seen_pids  # its own /proc
     assert environ["HOME"] == str(hub.pod_home(one)) and environ["USER"] == hub.pod_user

@@ -22,6 +22,8 @@
                             CPU), rlimits, a home of its own size
 ``processes``               the hub users' processes, found (psutil) and all ended; the
                             files the students left in /tmp, /dev/shm, /run/lock
+``hub_api``                 what ``make hub-stop`` asks the running hub through its REST
+                            API (the servers' PIDs), with a service token of its own
 ``staff``                   the course's graders (teaching assistants): nbgrader's
                             groups, the instructor's course folder shared by ACLs
 ``local``                   ``make hub``: a hub on this machine with real Unix users,

@@ -47,7 +47,8 @@
 pods do; no step 5: the exchange is the hub's service ``tools.hub.hub_exchange``.
 
 ``stop`` stops the hub by its PID (the hub stops the single-user servers), then the proxy
-and any server still alive, by their PIDs, then every process of the hub's users
+and any server still alive, by their PIDs (the servers' asked of the hub's REST API before
+it stops, ``tools.hub.hub_api``), then every process of the hub's users
 (whatever a terminal or a kernel left running), removes their cgroups and what the
 students left in /tmp, /dev/shm, /run/lock, then unmounts the homes and the exchange.
 """
@@ -71,7 +72,7 @@ from pathlib import Path
 from memkit import class_list
 from tools import ROOT, npm
 from tools.common.ports import free_port, port_free
-from tools.hub import course_repo, exchange, limits, processes, shares, staff, user_files
+from tools.hub import course_repo, exchange, hub_api, limits, processes, shares, staff, user_files
 
 CONFIG_FILE = Path(__file__).with_name("jupyterhub_config.py")
 PREFIX = Path(os.environ.get("MEMCOURSE_HUB_PREFIX", "/srv/memcourse"))
@@ -427,6 +428,7 @@ def start(hub: Hub, ready_timeout: float = 120) -> subprocess.Popen:
     if stale:
         processes.end(stale)
     env = environment(hub)
+    hub_api.grant(hub.state, int(env["MEMCOURSE_HUB_API_PORT"]))  # make hub-stop's token
     deadline = time.monotonic() + ready_timeout
     api_port = int(env["MEMCOURSE_HUB_PROXY_API"])
     proxy = processes.background(
@@ -469,14 +471,16 @@ def hub_users(hub: Hub) -> list[str]:
 
 
 def stop(hub: Hub, timeout: float = 30) -> list[int]:
-    """Stop the hub by its PID, then whatever it left (servers, proxy), by their PIDs; then
-    every process of the hub's users; then unmount the exchange's file system."""
+    """Stop the hub by its PID, then whatever it left, by their PIDs: the servers it named
+    when asked before it stopped (``tools.hub.hub_api``; none from a hub that does not
+    answer), the proxy; then every process of the hub's users, servers included; then
+    unmount the exchange's file system."""
     pid = processes.running_pid(hub.state / "hub.pid")
-    others = processes.server_pids(hub.state / "jupyterhub.sqlite")
+    others = hub_api.server_pids(hub.state) if pid else []
     proxy = processes.running_pid(hub.state / "proxy.pid")
     stopped = [pid] if pid and processes.end(pid, timeout) else []  # it stops its servers
     stopped += [other for other in others + [proxy] if other and processes.end(other)]
-    for name in ("hub.pid", "proxy.pid"):
+    for name in ("hub.pid", "proxy.pid", hub_api.FILE):
         (hub.state / name).unlink(missing_ok=True)
     users = [user for user in hub_users(hub) if _exists(user)]
     stopped += processes.end_all(users, say)

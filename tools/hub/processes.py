@@ -20,11 +20,9 @@ found without following a link or crossing into another file system.
 
 from __future__ import annotations
 
-import json
 import os
 import pwd
 import signal
-import sqlite3
 import stat
 import subprocess
 import time
@@ -110,27 +108,6 @@ def remove_files_of(uids: set[int], folders=SHARED_FOLDERS, depth: int = 3) -> l
         if stat.S_ISDIR(st.st_mode):
             visit(folder, st.st_dev, depth)
     return removed
-
-
-def server_pids(db: Path) -> list[int]:
-    """PIDs of the single-user servers, as the hub recorded them in its database ``db``
-    (LocalProcessSpawner's state)."""
-    if not db.exists():
-        return []
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
-            rows = conn.execute("SELECT state FROM spawners").fetchall()
-    except sqlite3.Error:
-        return []
-    pids = []
-    for (state,) in rows:
-        try:
-            pid = (json.loads(state) if isinstance(state, str) else state or {}).get("pid")
-        except (ValueError, AttributeError):
-            pid = None
-        if pid:
-            pids.append(int(pid))
-    return pids
 
 
 def running_pid(path: Path) -> int | None:
