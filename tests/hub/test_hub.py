@@ -57,7 +57,9 @@ from tools.hub import limits
 from tools.hub.limits import Limits
 from tools.common import chromium
 from tools.lab import lab_browser
-from support.hub_users import remove_user, run_as
+from support.hub import own_hub
+from support.hub_users import run_as
+from tools.common.ports import free_port
 
 # one worker runs every module that starts the course's lab or writes its config (conftest.py)
 pytestmark = pytest.mark.xdist_group("lab")
@@ -138,36 +140,16 @@ def sh(hub, user: str, script: str):
 
 @pytest.fixture(scope="module")
 def hub():
-    assert os.geteuid() == 0, "the hub test creates Unix users: run the tests as root"
-    base = Path(tempfile.mkdtemp(prefix="memcourse-hubtest-"))
-    os.chmod(base, 0o755)  # the users reach the exchange inside it
-    hub = course_hub.Hub(state=base / "state", exchange=base / "exchange", users="mct-",
-                         students=3, tas=[TA], port=course_hub.free_port(), exchange_mb=EXCHANGE_MB,
-                         submission_mb=SUBMISSION_MB, share_mb=SHARE_MB,
-                         limits=Limits(home_mb=64),
-                         extra_env={"MEMCOURSE_HUB_EXPOSE_APP": "1"})
-    users = [hub.instructor] + hub.tas + hub.student_names
-    for user in users:  # left by a run that was killed before its teardown
-        remove_user(user)
-    started = time.monotonic()
-    try:  # a failed install is stopped too: its homes and exchange are mounted
+    with own_hub("memcourse-hubtest-", keep_logs=KEPT, users="mct-", students=3, tas=[TA],
+                 port=free_port(), exchange_mb=EXCHANGE_MB, submission_mb=SUBMISSION_MB,
+                 share_mb=SHARE_MB, limits=Limits(home_mb=64),
+                 extra_env={"MEMCOURSE_HUB_EXPOSE_APP": "1"}) as hub:
+        started = time.monotonic()
         passwords = course_hub.install(hub)
         print(f"\ninstalled in {time.monotonic() - started:.0f} s")
         course_hub.start(hub)
         print(f"hub ready after {time.monotonic() - started:.0f} s")
         yield hub, passwords
-    finally:
-        try:
-            course_hub.stop(hub)
-        finally:
-            KEPT.mkdir(parents=True, exist_ok=True)  # the hub's log of the last run
-            for name in ("jupyterhub.log", "proxy.log"):
-                if (hub.state / name).is_file():
-                    shutil.copy(hub.state / name, KEPT / name)
-            for user in users:
-                remove_user(user)
-            if course_exchange.unmount(hub.exchange):
-                shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -318,8 +300,10 @@ def play_attacks(hub) -> dict[str, str]:
 
 def build_book(hub) -> tuple[subprocess.Popen, Path]:
     """The HTML book built for this hub (started in the background): _config.yml with the
-    hub's address and the repository its students pull, as an instructor sets them."""
-    out = Path(tempfile.mkdtemp(prefix="memcourse-hubbook-"))
+    hub's address and the repository its students pull, as an instructor sets them; built
+    into the hub's own folder, removed with it."""
+    out = hub.state.parent / "book"
+    out.mkdir()
     config = (ROOT / "_config.yml").read_text()
     config = config.replace('  jupyterhub_url: ""', f'  jupyterhub_url: "{hub.url}"')
     # no Binder button: a public Binder cannot reach the hub's clone (docs/hub.md)

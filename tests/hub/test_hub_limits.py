@@ -11,18 +11,16 @@ meanwhile student2's and the instructor's cells are timed. The times are printed
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import statistics
-import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from tools.hub import exchange, limits
+from support.hub import own_hub
+from tools.common.ports import free_port
+from tools.hub import limits
 from tools.hub import local as course_hub
 from tools.common import chromium
 from tools.lab import lab_browser
@@ -82,33 +80,14 @@ START = """async ([key, code]) => {
 RESULT = "async (key) => await window.__runs[key]"
 
 
-def remove_user(name: str) -> None:
-    subprocess.run(["userdel", "--remove", name], capture_output=True, check=False)
-
-
 @pytest.fixture(scope="module")
 def hub():
-    assert os.geteuid() == 0, "the hub test creates Unix users: run the tests as root"
-    base = Path(tempfile.mkdtemp(prefix="memcourse-hublimits-"))
-    os.chmod(base, 0o755)
-    hub = course_hub.Hub(state=base / "state", exchange=base / "exchange", users="mch-",
-                         students=2, port=course_hub.free_port(), exchange_mb=32, share_mb=4,
-                         limits=LIMITS, extra_env={"MEMCOURSE_HUB_EXPOSE_APP": "1"})
-    users = [hub.instructor] + hub.student_names
-    for user in users:
-        remove_user(user)
-    try:  # a failed install is stopped too: its homes and exchange are mounted
+    with own_hub("memcourse-hublimits-", users="mch-", students=2, port=free_port(),
+                 exchange_mb=32, share_mb=4, limits=LIMITS,
+                 extra_env={"MEMCOURSE_HUB_EXPOSE_APP": "1"}) as hub:
         passwords = course_hub.install(hub)
         course_hub.start(hub)
         yield hub, passwords
-    finally:
-        try:
-            course_hub.stop(hub)
-        finally:
-            for user in users:
-                remove_user(user)
-            if exchange.unmount(hub.exchange):
-                shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -23,9 +23,7 @@ import datetime
 import json
 import os
 import pwd
-import shutil
 import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -34,7 +32,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from support.hub_users import hub_token, remove_user, run_as
+from support.hub import own_hub
+from support.hub_users import hub_token, run_as
 from tools.common.ports import free_port
 from tools.hub import hub_api
 from tools.hub import local as course_hub
@@ -47,32 +46,17 @@ SUBMISSION_MB, SHARE_MB = 1, 2
 
 @pytest.fixture(scope="module")
 def hub():
-    assert os.geteuid() == 0, "the hub test creates Unix users: run the tests as root"
-    base = Path(tempfile.mkdtemp(prefix="memcourse-onehub-"))
-    os.chmod(base, 0o755)
     port = free_port()
-    hub = course_hub.Hub(state=base / "state", exchange=base / "exchange", users="mco-",
-                         students=3, port=free_port(), exchange_mb=0,
-                         submission_mb=SUBMISSION_MB, share_mb=SHARE_MB,
-                         limits=Limits(home_mb=0), one_user=True,
-                         extra_env={"MEMCOURSE_HUB_EXCHANGE_PORT": str(port)})
-    users = [hub.instructor] + hub.student_names + [hub.pod_user]
-    for user in users:  # left by a run that was killed before its teardown
-        remove_user(user)
-    try:
+    with own_hub("memcourse-onehub-", users="mco-", students=3, port=free_port(),
+                 exchange_mb=0, submission_mb=SUBMISSION_MB, share_mb=SHARE_MB,
+                 limits=Limits(home_mb=0), one_user=True,
+                 extra_env={"MEMCOURSE_HUB_EXCHANGE_PORT": str(port)}) as hub:
         passwords = course_hub.install(hub)  # as make hub ONE_UNIX_USER=1
         course_hub.start(hub)
         url = f"http://127.0.0.1:{port}/services/exchange/"
         tokens = {user: hub_token(hub.url, user, passwords[user])
                   for user in [hub.instructor] + hub.student_names}
         yield hub, url, tokens
-    finally:
-        try:
-            course_hub.stop(hub)
-        finally:
-            for user in users:
-                remove_user(user)
-            shutil.rmtree(base, ignore_errors=True)
 
 
 def nbgrader(hub, url, tokens, user: str, args: list[str], token_of: str | None = None):
