@@ -578,10 +578,9 @@ def daemon(uid: int, wait: float = 10) -> list[int]:
         found = []
         for pid in hub_processes.processes_of({uid}):
             try:
-                command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-                if command[:2] == [b"sleep", b"100007"]:
+                if psutil.Process(pid).cmdline()[:2] == ["sleep", "100007"]:
                     found.append(pid)
-            except OSError:
+            except psutil.Error:
                 continue
         if found or time.monotonic() > deadline:
             return found

@@ -221,21 +221,16 @@ def test_the_instructor_collects_grades_and_each_student_fetches_their_own_feedb
         assert got[0].parent.name == stamp
 
 
-def process_env(pid: int) -> dict:
-    return dict(item.split("=", 1) for item in
-                Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0") if "=" in item)
-
-
 def server_process(user: str) -> int:
     """The PID of ``user``'s jupyterhub-singleuser (inside its bubblewrap)."""
-    for entry in os.listdir("/proc"):
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            if b"jupyterhub-singleuser" in cmdline and not cmdline.startswith(b"bwrap") \
-                    and process_env(int(entry)).get("JUPYTERHUB_USER") == user:
-                return int(entry)
-        except (OSError, ValueError):
-            continue
+    for process in psutil.process_iter(["cmdline"]):
+        command = process.info["cmdline"] or []
+        if any("jupyterhub-singleuser" in part for part in command) and command[:1] != ["bwrap"]:
+            try:
+                if process.environ().get("JUPYTERHUB_USER") == user:
+                    return process.pid
+            except psutil.Error:
+                continue
     raise AssertionError(f"no server of {user} running")
 
 
@@ -259,9 +254,8 @@ def test_a_students_server_runs_as_the_one_user_and_its_token_reaches_only_their
         pid = server_process(one)
         named = hub_api.server_pids(hub.state)  # what make hub-stop would end
         ancestors = {pid} | {parent.pid for parent in psutil.Process(pid).parents()}
-        status = Path(f"/proc/{pid}/status").read_text()
-        uid = int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
-        environ = process_env(pid)
+        uid = psutil.Process(pid).uids().real
+        environ = psutil.Process(pid).environ()
         seen_homes = os.listdir(f"/proc/{pid}/root{hub.home(hub.pod_user)}")  # as the server sees
         seen_pids = {int(p) for p in os.listdir(f"/proc/{pid}/root/proc") if p.isdigit()}
         own = api(seen["url"], environ["JUPYTERHUB_API_TOKEN"], "GET", "submissions")
