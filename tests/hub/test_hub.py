@@ -46,9 +46,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import psutil
 import pytest
 
-from tools.hub import course_repo
+from tools.hub import course_repo, hub_api
 from tools.hub import exchange as course_exchange
 from tools.hub import local as course_hub
 from tools.hub import processes as hub_processes
@@ -56,7 +57,9 @@ from tools.hub import limits
 from tools.hub.limits import Limits
 from tools.common import chromium
 from support import lab_browser
-from support.hub_users import remove_user, run_as
+from support.hub import own_hub
+from support.hub_users import run_as
+from tools.common.ports import free_port
 
 # one worker runs every module that starts the course's lab or writes its config (conftest.py)
 pytestmark = pytest.mark.xdist_group("lab")
@@ -137,36 +140,16 @@ def sh(hub, user: str, script: str):
 
 @pytest.fixture(scope="module")
 def hub():
-    assert os.geteuid() == 0, "the hub test creates Unix users: run the tests as root"
-    base = Path(tempfile.mkdtemp(prefix="memcourse-hubtest-"))
-    os.chmod(base, 0o755)  # the users reach the exchange inside it
-    hub = course_hub.Hub(state=base / "state", exchange=base / "exchange", users="mct-",
-                         students=3, tas=[TA], port=course_hub.free_port(), exchange_mb=EXCHANGE_MB,
-                         submission_mb=SUBMISSION_MB, share_mb=SHARE_MB,
-                         limits=Limits(home_mb=64),
-                         extra_env={"MEMCOURSE_HUB_EXPOSE_APP": "1"})
-    users = [hub.instructor] + hub.tas + hub.student_names
-    for user in users:  # left by a run that was killed before its teardown
-        remove_user(user)
-    started = time.monotonic()
-    try:  # a failed install is stopped too: its homes and exchange are mounted
+    with own_hub("memcourse-hubtest-", keep_logs=KEPT, users="mct-", students=3, tas=[TA],
+                 port=free_port(), exchange_mb=EXCHANGE_MB, submission_mb=SUBMISSION_MB,
+                 share_mb=SHARE_MB, limits=Limits(home_mb=64),
+                 extra_env={"MEMCOURSE_HUB_EXPOSE_APP": "1"}) as hub:
+        started = time.monotonic()
         passwords = course_hub.install(hub)
         print(f"\ninstalled in {time.monotonic() - started:.0f} s")
         course_hub.start(hub)
         print(f"hub ready after {time.monotonic() - started:.0f} s")
         yield hub, passwords
-    finally:
-        try:
-            course_hub.stop(hub)
-        finally:
-            KEPT.mkdir(parents=True, exist_ok=True)  # the hub's log of the last run
-            for name in ("jupyterhub.log", "proxy.log"):
-                if (hub.state / name).is_file():
-                    shutil.copy(hub.state / name, KEPT / name)
-            for user in users:
-                remove_user(user)
-            if course_exchange.unmount(hub.exchange):
-                shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -317,8 +300,10 @@ def play_attacks(hub) -> dict[str, str]:
 
 def build_book(hub) -> tuple[subprocess.Popen, Path]:
     """The HTML book built for this hub (started in the background): _config.yml with the
-    hub's address and the repository its students pull, as an instructor sets them."""
-    out = Path(tempfile.mkdtemp(prefix="memcourse-hubbook-"))
+    hub's address and the repository its students pull, as an instructor sets them; built
+    into the hub's own folder, removed with it."""
+    out = hub.state.parent / "book"
+    out.mkdir()
     config = (ROOT / "_config.yml").read_text()
     config = config.replace('  jupyterhub_url: ""', f'  jupyterhub_url: "{hub.url}"')
     # no Binder button: a public Binder cannot reach the hub's clone (docs/hub.md)
@@ -593,10 +578,9 @@ def daemon(uid: int, wait: float = 10) -> list[int]:
         found = []
         for pid in hub_processes.processes_of({uid}):
             try:
-                command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-                if command[:2] == [b"sleep", b"100007"]:
+                if psutil.Process(pid).cmdline()[:2] == ["sleep", "100007"]:
                     found.append(pid)
-            except OSError:
+            except psutil.Error:
                 continue
         if found or time.monotonic() > deadline:
             return found
@@ -1073,9 +1057,13 @@ def test_hub_stop_leaves_no_process_of_a_hub_user(loop):
     assert all(sh(hub, full, f"mkdir -p '{p}/in' && touch '{p}/in/file'").returncode == 0
                for p in planted)
     assert limits.members(full)  # its server and what it started, in its cgroup
+    servers = hub_api.server_pids(hub.state)  # as the stop asks the hub for them
+    assert set(servers) & set(limits.members(full)), (servers, limits.members(full))
     course_hub.stop(hub)
     uids = {pwd.getpwnam(u).pw_uid for u in [hub.instructor] + hub.tas + hub.student_names}
     assert hub_processes.processes_of(uids) == []
+    assert not any(psutil.pid_exists(pid) for pid in servers), servers
+    assert hub_api.server_pids(hub.state) == []  # a stopped hub answers nothing
     assert not course_exchange.mounted(hub.exchange)
     assert not any(p.exists() for p in planted), planted
     for user in hub.student_names:

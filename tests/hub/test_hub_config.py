@@ -22,7 +22,8 @@ import jsonschema
 import pytest
 import yaml
 
-from tools.hub import local, processes
+from tools.common.ports import free_port
+from tools.hub import hub_api, local, processes
 
 # one worker runs every module that starts the course's lab or writes its config (conftest.py)
 pytestmark = pytest.mark.xdist_group("lab")
@@ -250,10 +251,10 @@ def test_z2jh_values_carry_the_graders_groups(merged):
     assert mounts["student1"] == {}
 
 
-def test_one_user_mode_runs_the_exchange_service_and_every_student_as_one_user():
+def test_one_user_mode_runs_the_exchange_service_and_every_student_as_one_user(tmp_path):
     """make hub ONE_UNIX_USER=1: the students' servers as one Unix user, the exchange the
     hub's service, which every user's server token may call and whose address it gets."""
-    plain = hub_config(MEMCOURSE_HUB_INSTRUCTORS="prof")
+    plain = hub_config(MEMCOURSE_HUB_INSTRUCTORS="prof", MEMCOURSE_HUB_STATE=str(tmp_path))
     assert plain.JupyterHub.spawner_class.__name__ == "LimitedSpawner"
     assert "services" not in plain.JupyterHub
     c = hub_config(MEMCOURSE_HUB_INSTRUCTORS="prof", MEMCOURSE_HUB_ONE_USER="nobody",
@@ -275,3 +276,28 @@ def test_one_user_mode_runs_the_exchange_service_and_every_student_as_one_user()
     spawner = types.SimpleNamespace(user=types.SimpleNamespace(name="ann"), environment={})
     c.Spawner.pre_spawn_hook(spawner)
     assert spawner.environment["MEMCOURSE_EXCHANGE_URL"] == "http://127.0.0.1:9555/services/exchange/"
+
+
+def test_make_hub_stop_asks_the_hub_through_a_service_of_its_own(tmp_path):
+    """The token start writes to the state folder (its owner's only) makes the hub-stop
+    service, whose role reads the servers' state; a new start, a new token; a hub that
+    does not answer names no server."""
+    hub_api.grant(tmp_path, free_port())
+    written = tmp_path / hub_api.FILE
+    token = json.loads(written.read_text())["token"]
+    assert written.stat().st_mode & 0o777 == 0o600 and len(token) == 64
+    c = hub_config(MEMCOURSE_HUB_STATE=str(tmp_path))
+    assert c.JupyterHub.services == [{"name": "hub-stop", "api_token": token}]
+    (role,) = c.JupyterHub.load_roles
+    assert role["services"] == ["hub-stop"]
+    assert {"list:users", "read:servers", "admin:server_state"} <= set(role["scopes"])
+    one_user = hub_config(MEMCOURSE_HUB_STATE=str(tmp_path), MEMCOURSE_HUB_ONE_USER="nobody",
+                          MEMCOURSE_HUB_EXCHANGE_PORT="9555")
+    assert [s["name"] for s in one_user.JupyterHub.services] == ["hub-stop", "exchange"]
+    assert {r["name"] for r in one_user.JupyterHub.load_roles} == {
+        "hub-stop", "exchange-service", "user"}
+    hub_api.grant(tmp_path, free_port())
+    assert json.loads(written.read_text())["token"] != token
+    assert hub_api.server_pids(tmp_path) == []  # nothing listens at its address
+    written.unlink()
+    assert hub_api.server_pids(tmp_path) == [] and hub_api.service(tmp_path) is None

@@ -23,18 +23,19 @@ import datetime
 import json
 import os
 import pwd
-import shutil
 import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
+import psutil
 import pytest
 
-from support.hub_users import hub_token, remove_user, run_as
+from support.hub import own_hub
+from support.hub_users import hub_token, run_as
 from tools.common.ports import free_port
+from tools.hub import hub_api
 from tools.hub import local as course_hub
 from tools.hub.limits import Limits
 
@@ -45,32 +46,17 @@ SUBMISSION_MB, SHARE_MB = 1, 2
 
 @pytest.fixture(scope="module")
 def hub():
-    assert os.geteuid() == 0, "the hub test creates Unix users: run the tests as root"
-    base = Path(tempfile.mkdtemp(prefix="memcourse-onehub-"))
-    os.chmod(base, 0o755)
     port = free_port()
-    hub = course_hub.Hub(state=base / "state", exchange=base / "exchange", users="mco-",
-                         students=3, port=free_port(), exchange_mb=0,
-                         submission_mb=SUBMISSION_MB, share_mb=SHARE_MB,
-                         limits=Limits(home_mb=0), one_user=True,
-                         extra_env={"MEMCOURSE_HUB_EXCHANGE_PORT": str(port)})
-    users = [hub.instructor] + hub.student_names + [hub.pod_user]
-    for user in users:  # left by a run that was killed before its teardown
-        remove_user(user)
-    try:
+    with own_hub("memcourse-onehub-", users="mco-", students=3, port=free_port(),
+                 exchange_mb=0, submission_mb=SUBMISSION_MB, share_mb=SHARE_MB,
+                 limits=Limits(home_mb=0), one_user=True,
+                 extra_env={"MEMCOURSE_HUB_EXCHANGE_PORT": str(port)}) as hub:
         passwords = course_hub.install(hub)  # as make hub ONE_UNIX_USER=1
         course_hub.start(hub)
         url = f"http://127.0.0.1:{port}/services/exchange/"
         tokens = {user: hub_token(hub.url, user, passwords[user])
                   for user in [hub.instructor] + hub.student_names}
         yield hub, url, tokens
-    finally:
-        try:
-            course_hub.stop(hub)
-        finally:
-            for user in users:
-                remove_user(user)
-            shutil.rmtree(base, ignore_errors=True)
 
 
 def nbgrader(hub, url, tokens, user: str, args: list[str], token_of: str | None = None):
@@ -235,21 +221,16 @@ def test_the_instructor_collects_grades_and_each_student_fetches_their_own_feedb
         assert got[0].parent.name == stamp
 
 
-def process_env(pid: int) -> dict:
-    return dict(item.split("=", 1) for item in
-                Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0") if "=" in item)
-
-
 def server_process(user: str) -> int:
     """The PID of ``user``'s jupyterhub-singleuser (inside its bubblewrap)."""
-    for entry in os.listdir("/proc"):
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            if b"jupyterhub-singleuser" in cmdline and not cmdline.startswith(b"bwrap") \
-                    and process_env(int(entry)).get("JUPYTERHUB_USER") == user:
-                return int(entry)
-        except (OSError, ValueError):
-            continue
+    for process in psutil.process_iter(["cmdline"]):
+        command = process.info["cmdline"] or []
+        if any("jupyterhub-singleuser" in part for part in command) and command[:1] != ["bwrap"]:
+            try:
+                if process.environ().get("JUPYTERHUB_USER") == user:
+                    return process.pid
+            except psutil.Error:
+                continue
     raise AssertionError(f"no server of {user} running")
 
 
@@ -271,9 +252,10 @@ def test_a_students_server_runs_as_the_one_user_and_its_token_reaches_only_their
             assert time.monotonic() < deadline, "the server never got ready"
             time.sleep(1)
         pid = server_process(one)
-        status = Path(f"/proc/{pid}/status").read_text()
-        uid = int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
-        environ = process_env(pid)
+        named = hub_api.server_pids(hub.state)  # what make hub-stop would end
+        ancestors = {pid} | {parent.pid for parent in psutil.Process(pid).parents()}
+        uid = psutil.Process(pid).uids().real
+        environ = psutil.Process(pid).environ()
         seen_homes = os.listdir(f"/proc/{pid}/root{hub.home(hub.pod_user)}")  # as the server sees
         seen_pids = {int(p) for p in os.listdir(f"/proc/{pid}/root/proc") if p.isdigit()}
         own = api(seen["url"], environ["JUPYTERHUB_API_TOKEN"], "GET", "submissions")
@@ -288,6 +270,7 @@ def test_a_students_server_runs_as_the_one_user_and_its_token_reaches_only_their
     finally:
         requests.delete(f"{hub.url}/hub/api/users/{one}/server", headers=admin, timeout=60)
     assert uid == pwd.getpwnam(hub.pod_user).pw_uid
+    assert len(named) == 1 and named[0] in ancestors, (named, ancestors)  # its bubblewrap
     assert seen_homes == [one], seen_homes  # the classmates' pod homes are not there
     assert os.getpid() not in seen_pids and len(seen_pids) < 50, seen_pids  # its own /proc
     assert environ["HOME"] == str(hub.pod_home(one)) and environ["USER"] == hub.pod_user

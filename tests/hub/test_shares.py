@@ -12,47 +12,27 @@ private to its student and the instructors; a submission in another's name is re
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
 
-from tools.hub import exchange, local, shares
+from support.hub import own_hub
+from tools.hub import local, shares
 from tools.hub.limits import Limits
 
 ASSIGNMENT = "session-3"
 SHARE_MB = 3
 
 
-def remove_user(name: str) -> None:
-    subprocess.run(["userdel", "--remove", name], capture_output=True, check=False)
-
-
 @pytest.fixture(scope="module")
 def hub():
-    assert os.geteuid() == 0, "the test creates Unix users: run the tests as root"
-    base = Path(tempfile.mkdtemp(prefix="memcourse-shares-"))
-    os.chmod(base, 0o755)
-    hub = local.Hub(state=base / "state", exchange=base / "exchange", users="mcs-", students=2,
-                    exchange_mb=32, share_mb=SHARE_MB, submission_mb=1,
-                    limits=Limits(home_mb=0))
-    users = [hub.instructor] + hub.student_names
-    for user in users:
-        remove_user(user)
-    try:  # a failed set-up is stopped too: its exchange is mounted
+    with own_hub("memcourse-shares-", users="mcs-", students=2, exchange_mb=32,
+                 share_mb=SHARE_MB, submission_mb=1, limits=Limits(home_mb=0)) as hub:
         local.ensure_lab(hub)  # the plugins the students' nbgrader imports
         local.ensure_users(hub)
         local.ensure_exchange(hub)
         yield hub
-    finally:
-        local.stop(hub)
-        for user in users:
-            remove_user(user)
-        if exchange.unmount(hub.exchange):
-            shutil.rmtree(base, ignore_errors=True)
 
 
 def run(hub, user: str, command: str) -> subprocess.CompletedProcess:

@@ -20,8 +20,10 @@
                             one-user mode the one Unix user and a home per student
 ``limits``                  each user's limits: a cgroup per server (memory, processes,
                             CPU), rlimits, a home of its own size
-``processes``               the hub users' processes, found in /proc and all ended; the
+``processes``               the hub users' processes, found (psutil) and all ended; the
                             files the students left in /tmp, /dev/shm, /run/lock
+``hub_api``                 what ``make hub-stop`` asks the running hub through its REST
+                            API (the servers' PIDs), with a service token of its own
 ``staff``                   the course's graders (teaching assistants): nbgrader's
                             groups, the instructor's course folder shared by ACLs
 ``local``                   ``make hub``: a hub on this machine with real Unix users,

@@ -13,13 +13,14 @@
 import grp
 import os
 import sys
+from pathlib import Path
 
 from jupyterhub.spawner import LocalProcessSpawner
 
 c = get_config()  # noqa: F821 (JupyterHub's config loader provides it)
-# the course's folder, for tools.hub.limits (the hub runs from the course's environment)
+# the course's folder, for tools.hub (the hub runs from the course's environment)
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from tools.hub import limits  # noqa: E402
+from tools.hub import hub_api, limits  # noqa: E402
 
 env = os.environ.get
 STATE = env("MEMCOURSE_HUB_STATE", "/srv/memcourse/hub")
@@ -48,6 +49,10 @@ c.JupyterHub.db_url = f"sqlite:///{os.path.join(STATE, 'jupyterhub.sqlite')}"
 c.JupyterHub.cookie_secret_file = os.path.join(STATE, "jupyterhub_cookie_secret")
 c.JupyterHub.pid_file = os.path.join(STATE, "jupyterhub.pid")
 c.JupyterHub.cleanup_servers = True  # stopping the hub stops every user's server
+# make hub-stop asks the hub for its servers' PIDs (tools/hub/hub_api.py): a service of its
+# own, whose token tools/hub/local.py wrote to the state folder before the hub started
+SERVICES = [service for service in [hub_api.service(Path(STATE))] if service]
+ROLES = [hub_api.role()] if SERVICES else []
 # each user's server on an origin of its own, http://<user>.localhost:<port> (a browser
 # finds *.localhost on this machine; so does an SSH tunnel's end): a page that a student's
 # server sends, whatever the student made it send, cannot reach another user's server,
@@ -142,14 +147,14 @@ class OneUserSpawner(LimitedSpawner):
 c.JupyterHub.spawner_class = OneUserSpawner if ONE_USER else LimitedSpawner
 if EXCHANGE_PORT:  # the exchange service, started and stopped by the hub
     COURSE_CODE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    c.JupyterHub.services = [{
+    SERVICES.append({
         "name": "exchange", "url": f"http://127.0.0.1:{EXCHANGE_PORT}",
         "command": [sys.executable, "-m", "tools.hub.hub_exchange",
                     "--root", os.path.join(STATE, "exchange-service"), "--course", COURSE_ID,
                     *env("MEMCOURSE_HUB_EXCHANGE_ARGS", "").split()],
         "environment": {"PYTHONPATH": COURSE_CODE}, "cwd": STATE,
-    }]
-    c.JupyterHub.load_roles = [
+    })
+    ROLES += [
         # the service reads who is in the course's groups
         {"name": "exchange-service", "scopes": ["read:users:groups", "read:users:name"],
          "services": ["exchange"]},
@@ -158,6 +163,9 @@ if EXCHANGE_PORT:  # the exchange service, started and stopped by the hub
     ]
     c.Spawner.server_token_scopes = ["users:activity!user", "access:servers!server",
                                      "access:services!service=exchange"]
+if SERVICES:
+    c.JupyterHub.services = SERVICES
+    c.JupyterHub.load_roles = ROLES
 c.Spawner.cmd = [os.path.join(VENV, "bin", "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"

@@ -47,7 +47,8 @@
 pods do; no step 5: the exchange is the hub's service ``tools.hub.hub_exchange``.
 
 ``stop`` stops the hub by its PID (the hub stops the single-user servers), then the proxy
-and any server still alive, by their PIDs, then every process of the hub's users
+and any server still alive, by their PIDs (the servers' asked of the hub's REST API before
+it stops, ``tools.hub.hub_api``), then every process of the hub's users
 (whatever a terminal or a kernel left running), removes their cgroups and what the
 students left in /tmp, /dev/shm, /run/lock, then unmounts the homes and the exchange.
 """
@@ -62,7 +63,6 @@ import os
 import pwd
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -72,7 +72,7 @@ from pathlib import Path
 from memkit import class_list
 from tools import ROOT, npm
 from tools.common.ports import free_port, port_free
-from tools.hub import course_repo, exchange, limits, processes, shares, staff, user_files
+from tools.hub import course_repo, exchange, hub_api, limits, processes, shares, staff, user_files
 
 CONFIG_FILE = Path(__file__).with_name("jupyterhub_config.py")
 PREFIX = Path(os.environ.get("MEMCOURSE_HUB_PREFIX", "/srv/memcourse"))
@@ -426,10 +426,9 @@ def start(hub: Hub, ready_timeout: float = 120) -> subprocess.Popen:
     subprocess.run(["chmod", "-R", "go-rwx", str(hub.state)], check=True)  # root's only
     stale = processes.running_pid(hub.state / "proxy.pid")  # a crashed hub's: it would hold the port
     if stale:
-        os.kill(stale, signal.SIGTERM)
-        if not processes.wait_gone(stale, 15):
-            os.kill(stale, signal.SIGKILL)
+        processes.end(stale)
     env = environment(hub)
+    hub_api.grant(hub.state, int(env["MEMCOURSE_HUB_API_PORT"]))  # make hub-stop's token
     deadline = time.monotonic() + ready_timeout
     api_port = int(env["MEMCOURSE_HUB_PROXY_API"])
     proxy = processes.background(
@@ -472,29 +471,16 @@ def hub_users(hub: Hub) -> list[str]:
 
 
 def stop(hub: Hub, timeout: float = 30) -> list[int]:
-    """Stop the hub by its PID, then whatever it left (servers, proxy), by their PIDs; then
-    every process of the hub's users; then unmount the exchange's file system."""
+    """Stop the hub by its PID, then whatever it left, by their PIDs: the servers it named
+    when asked before it stopped (``tools.hub.hub_api``; none from a hub that does not
+    answer), the proxy; then every process of the hub's users, servers included; then
+    unmount the exchange's file system."""
     pid = processes.running_pid(hub.state / "hub.pid")
-    others = processes.server_pids(hub.state / "jupyterhub.sqlite")
+    others = hub_api.server_pids(hub.state) if pid else []
     proxy = processes.running_pid(hub.state / "proxy.pid")
-    if proxy:
-        others.append(proxy)
-    stopped = []
-    if pid:
-        os.kill(pid, signal.SIGTERM)  # the hub stops its servers
-        if not processes.wait_gone(pid, timeout):
-            os.kill(pid, signal.SIGKILL)
-            processes.wait_gone(pid, 10)
-        stopped.append(pid)
-    for other in others:
-        try:
-            os.kill(other, signal.SIGTERM)
-        except OSError:
-            continue
-        if not processes.wait_gone(other, 15):
-            os.kill(other, signal.SIGKILL)
-        stopped.append(other)
-    for name in ("hub.pid", "proxy.pid"):
+    stopped = [pid] if pid and processes.end(pid, timeout) else []  # it stops its servers
+    stopped += [other for other in others + [proxy] if other and processes.end(other)]
+    for name in ("hub.pid", "proxy.pid", hub_api.FILE):
         (hub.state / name).unlink(missing_ok=True)
     users = [user for user in hub_users(hub) if _exists(user)]
     stopped += processes.end_all(users, say)

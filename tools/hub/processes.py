@@ -3,11 +3,12 @@ hub stops.
 
 The hub's own processes (the proxy, JupyterHub) are started in the background in a
 session of their own (``background``), their PIDs in the state folder; the start waits
-for them to listen (``wait_listening``) and the stop ends them by PID (``wait_gone``).
+for them to listen (``wait_listening``) and the stop ends them, and the single-user
+servers, by PID (``end``: SIGTERM, then SIGKILL after a grace time).
 
 A student's terminal or kernel can leave a process running that is no child of anything
 the hub knows (``setsid nohup sleep``, a double fork, a loop that forks).
-``processes_of`` finds the live processes of some users in ``/proc``; ``end_all`` ends
+``processes_of`` finds the live processes of some users (psutil); ``end_all`` ends
 every one of them, by ``kill(-1)`` run as each user (one call that signals all of that
 user's processes, so a forking process cannot outrun it), SIGTERM first, then SIGKILL.
 Used by ``tools.hub.local``'s ``stop`` (``make hub-stop``) and the hub's test.
@@ -19,34 +20,25 @@ found without following a link or crossing into another file system.
 
 from __future__ import annotations
 
-import json
 import os
 import pwd
-import sqlite3
+import signal
 import stat
 import subprocess
 import time
 from pathlib import Path
 
+import psutil
+
 from tools.common.ports import port_free
 
 
 def processes_of(uids: set[int]) -> list[int]:
-    """PIDs of the live processes whose real user is one of ``uids`` (from /proc; a zombie,
-    dead and waiting for its parent to read its status, is not one)."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/status") as status:
-                fields = dict(line.split(":", 1) for line in status if ":" in line)
-            uid, state = int(fields["Uid"].split()[0]), fields["State"].split()[0]
-        except (OSError, KeyError, ValueError, IndexError):
-            continue
-        if uid in uids and state not in ("Z", "X"):
-            found.append(int(entry.name))
-    return found
+    """PIDs of the live processes whose real user is one of ``uids`` (psutil; a zombie, dead
+    and waiting for its parent to read its status, is not one)."""
+    return [process.info["pid"] for process in psutil.process_iter(["pid", "uids", "status"])
+            if process.info["uids"] is not None and process.info["uids"].real in uids
+            and process.info["status"] not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)]
 
 
 def end_all(users: list[str], say=print, grace: float = 5) -> list[int]:
@@ -118,27 +110,6 @@ def remove_files_of(uids: set[int], folders=SHARED_FOLDERS, depth: int = 3) -> l
     return removed
 
 
-def server_pids(db: Path) -> list[int]:
-    """PIDs of the single-user servers, as the hub recorded them in its database ``db``
-    (LocalProcessSpawner's state)."""
-    if not db.exists():
-        return []
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
-            rows = conn.execute("SELECT state FROM spawners").fetchall()
-    except sqlite3.Error:
-        return []
-    pids = []
-    for (state,) in rows:
-        try:
-            pid = (json.loads(state) if isinstance(state, str) else state or {}).get("pid")
-        except (ValueError, AttributeError):
-            pid = None
-        if pid:
-            pids.append(int(pid))
-    return pids
-
-
 def running_pid(path: Path) -> int | None:
     """The PID written in ``path`` if that process is alive, else None."""
     try:
@@ -177,6 +148,22 @@ def wait_listening(process: subprocess.Popen, ports: list[int], log: Path,
             time.sleep(0.2)
         else:
             waiting.pop(0)
+
+
+def end(pid: int, grace: float = 15) -> bool:
+    """Process ``pid`` ended: SIGTERM, then SIGKILL when it is alive after ``grace`` s (and
+    reaped, if it is our child). False when there was no such process to signal."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except OSError:
+        return False
+    if not wait_gone(pid, grace):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            return True
+        wait_gone(pid, 10)
+    return True
 
 
 def wait_gone(pid: int, timeout: float) -> bool:
