@@ -35,12 +35,16 @@ JB = pathlib.Path(sys.executable).with_name("jupyter-book")
 # the groups that take longest (``pytest -n 0 --durations=0``), longest first: each starts
 # as early as a worker is free (``--no-loadscope-reorder``), so that no long one starts last
 LONGEST_FIRST = ["book", "lab", "test_assignments", "test_grading_sandbox", "test_pdf",
-                 "test_grading_cluster", "test_lateness"]
+                 "test_grading_cluster", "test_lateness", "test_questions", "test_calibration",
+                 "test_question_mends", "test_item_analysis", "test_figures"]
 
 
 # the slow markers: by the fixture a test uses, or by its module
 FIXTURE_MARKS = {"built_book": "book", "site": "book", "browser": "browser",
-                 "attacked_class": "sandbox"}
+                 "attacked_class": "sandbox",
+                 # a class graded by the grader's real kernels; every question calibrated
+                 # over a sample of ids (the keys themselves: tests/release/test_questions.py)
+                 "planted_class": "slow", "small_sample": "slow"}
 MODULE_MARKS = {
     "test_pdf": "pdf", "test_hub": "hub", "test_hub_limits": "hub", "test_hub_one_user": "hub",
     "test_limits": "hub", "test_shares": "hub",  # cgroups and mounted file systems of their own

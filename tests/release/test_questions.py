@@ -17,6 +17,7 @@ Run in this process, cell by cell, as a fresh kernel would (``assignment_cells``
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import re
 from collections import Counter
@@ -451,7 +452,13 @@ def multiple_choice(student: str = nbcells.STUDENT):
 
 
 MC = multiple_choice()
-MC20 = {student: multiple_choice(student) for student in IDS20}
+
+
+@functools.cache
+def mc20() -> dict:
+    """``multiple_choice`` of each of the 20 ids (360 runs of the solutions: made once, by the
+    first test that needs it, not when the module is collected)."""
+    return {student: multiple_choice(student) for student in IDS20}
 
 
 def single_keys(mc=MC):
@@ -512,7 +519,7 @@ def test_across_20_ids_no_letter_is_the_key_for_more_than_half():
     is the key of more than half of them, nor of more than ceil(20 / k) for k options.
     (Before seats, each student's order was a shuffle of their own, and session 3's Q1 had
     'a' as the key of 11 of these 20.)"""
-    every = [single_answers(MC20[student]) for student in IDS20]
+    every = [single_answers(mc20()[student]) for student in IDS20]
     assert len(every[0]) >= 40 and all(student in nbcells.SEATS for student in IDS20)
     n = len(IDS20)
     for where, (_, k) in every[0].items():
@@ -527,7 +534,7 @@ def test_a_matching_key_seldom_runs_in_the_listed_order(nb, qid, text, lists, ke
     student, a key runs in the listed order for few of the 20 ids (one in 4! for 4 names)."""
     for name, key in keys.items():
         if isinstance(key, dict) and len(key) >= 3:
-            keys20 = [next(k for q in MC20[s] if (q[0], q[1]) == (nb, qid) for n, k in q[4].items() if n == name)
+            keys20 = [next(k for q in mc20()[s] if (q[0], q[1]) == (nb, qid) for n, k in q[4].items() if n == name)
                       for s in IDS20]
             ordered = sum(any(in_listed_order(seq) for seq in key_sequences(text, k)) for k in keys20)
             assert ordered <= 0.2 * len(IDS20), (nb, qid, ordered)

@@ -27,6 +27,9 @@ import pytest
 from support import assignment_cells as nbcells
 from tools.grading import hidden
 
+# one worker with test_questions.py: both read the 20 ids' runs of the solutions, made once
+pytestmark = pytest.mark.xdist_group("test_questions")
+
 SOURCES = sorted((nbcells.ROOT / "solutions").glob("session-*/*.ipynb"))
 IDS = [f"{p.parent.name}/{p.stem}" for p in SOURCES]
 CLASS = nbcells.RANDOM_IDS
