@@ -295,37 +295,38 @@ def interference_ratio(K, V, W, j=None, rule="hebbian"):
 
 def _interference_mc(M, d_k, trials, seed, d_v, rule):
     """The mean ratio of :func:`hebbian_interference_mc` (``rule`` "hebbian") or
-    :func:`least_squares_interference_mc` ("least_squares"); with an integer seed the value
-    is remembered (``_interference_of_seed``), since the same arguments give the same number."""
+    :func:`least_squares_interference_mc` ("least_squares"). With an integer seed both rules
+    are measured on the same draws and remembered (``_interference_of_seed``): the same
+    arguments give the same numbers, and the other rule's call draws nothing."""
     M = as_count(M, "M", minimum=2)
     d_k = as_count(d_k, "d_k")
     trials = as_count(trials, "trials")
     d_v = as_count(d_v, "d_v")
     if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
-        return _interference_of_seed(M, d_k, trials, int(seed), d_v, rule)
-    return _interference_draws(M, d_k, trials, as_rng(seed), d_v, rule)
+        return _interference_of_seed(M, d_k, trials, int(seed), d_v)[rule]
+    return _interference_draws(M, d_k, trials, as_rng(seed), d_v, (rule,))[rule]
 
 
-@functools.lru_cache(maxsize=512)
-def _interference_of_seed(M, d_k, trials, seed, d_v, rule):
-    """:func:`_interference_draws` with the generator of an integer ``seed``, kept for the next
-    call with the same arguments (a check that measures a student's run again, a figure
-    drawn twice); 512 floats at most."""
-    return _interference_draws(M, d_k, trials, as_rng(seed), d_v, rule)
+@functools.lru_cache(maxsize=256)
+def _interference_of_seed(M, d_k, trials, seed, d_v):
+    """Both rules' ratios (:func:`_interference_draws`) with the generator of an integer
+    ``seed``, kept for the next call with the same arguments (the other rule, a check that
+    measures a student's run again, a figure drawn twice); 512 floats at most."""
+    return _interference_draws(M, d_k, trials, as_rng(seed), d_v, tuple(_INTERFERENCE_RULES))
 
 
-def _interference_draws(M, d_k, trials, rng, d_v, rule):
-    """Mean over ``trials`` stores of ``M`` random unit pairs (keys in R^{d_k}, values in
-    R^{d_v}, drawn from ``rng`` in chunks) and over their keys of the recall's
-    interference-to-signal ratio under ``rule``."""
-    write_transpose, signal_weights = _INTERFERENCE_RULES[rule]
-    total = 0.0
+def _interference_draws(M, d_k, trials, rng, d_v, rules):
+    """{rule: ratio} for each of ``rules``: the mean over ``trials`` stores of ``M`` random
+    unit pairs (keys in R^{d_k}, values in R^{d_v}, drawn from ``rng`` in chunks; every rule
+    reads the same draws) and over their keys of the recall's interference-to-signal ratio."""
+    totals = dict.fromkeys(rules, 0.0)
     for size in _chunks(trials, M * (d_k + d_v + 2 * M)):
         K = random_unit_vectors(M, d_k, rng, trials=size)
         V = random_unit_vectors(M, d_v, rng, trials=size)
-        recalls = K @ write_transpose(K, V)
-        total += _ratios(V, recalls, signal_weights(K)).sum()
-    return total / (trials * M)
+        for rule in rules:
+            write_transpose, signal_weights = _INTERFERENCE_RULES[rule]
+            totals[rule] += _ratios(V, K @ write_transpose(K, V), signal_weights(K)).sum()
+    return {rule: total / (trials * M) for rule, total in totals.items()}
 
 
 _INTERFERENCE_RULES = {

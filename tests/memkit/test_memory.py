@@ -228,10 +228,13 @@ def test_an_integer_seed_measured_again_gives_its_number_without_drawing(monkeyp
     original = memory.random_unit_vectors
     monkeypatch.setattr(memory, "random_unit_vectors", lambda *a, **k: drawn.append(a) or original(*a, **k))
     assert memory.hebbian_interference_mc(24, 12, trials=40, seed=np.int64(913)) == first
+    # the other rule read the same draws: nothing is drawn for it either
+    least_squares = memory.least_squares_interference_mc(24, 12, trials=40, seed=913)
     assert not drawn
-    # another rule, seed or count is measured; a generator is drawn from every time
-    other = memory.least_squares_interference_mc(24, 12, trials=40, seed=913)
-    assert drawn and other != first
+    # a generator is drawn from every time, and gives the same numbers
+    assert memory.least_squares_interference_mc(24, 12, trials=40, seed=np.random.default_rng(913)) == least_squares
+    assert drawn
     drawn.clear()
-    generator = memory.hebbian_interference_mc(24, 12, trials=40, seed=np.random.default_rng(913))
-    assert drawn and generator == first
+    assert memory.hebbian_interference_mc(24, 12, trials=40, seed=np.random.default_rng(913)) == first
+    # another seed or count is measured
+    assert drawn and memory.hebbian_interference_mc(24, 12, trials=41, seed=913) != first
