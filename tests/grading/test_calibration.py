@@ -210,3 +210,12 @@ def test_the_report_writes_the_csvs_and_a_clean_page_with_the_plots(small_sample
     assert measured and len(re.findall(r"<img [^>]*src=\"data:image/png;base64,", page)) == measured
     table = report.session_table(small_sample)
     assert [row["session"] for row in table] == [f"session-{n}" for n in range(1, 10)]
+
+
+def test_another_seed_copies_only_what_its_statements_read_before_binding():
+    text = ("g = np.random.default_rng(5)\ndraws = np.zeros(3)\nfor i, d in enumerate(dims):\n"
+            "    pairs = g.standard_normal(d)\n    pairs /= 2\n    draws[i] = pairs.sum()\n"
+            "kept[0] = 1\ntotal += 1\nlisted.append(2)\nfresh = fresh + 1\n")
+    read = engine.read_before_bound(text)
+    assert {"kept", "total", "listed", "fresh", "dims"} <= read
+    assert not read & {"g", "draws", "pairs", "i", "d"}

@@ -259,14 +259,56 @@ def honest(question: Question, solved: Solved, k: int) -> dict | None:
     solution's own); None when the cell raised."""
     if k == 0:
         return solved.answers.get(question.name)
-    # copies of what the statements may change in place (the reference run's values stay)
-    ns = {name: copy.copy(value) if isinstance(value, (np.ndarray, list, dict, set)) else value
+    # copies of what the statements read before they bind it, and so may change in place (the
+    # reference run's values stay); a name they bind first or never mention is left as it is
+    text = question.reseeded(seed_offset(solved.student, k))
+    read = read_before_bound(text)
+    ns = {name: copy.copy(value) if name in read and isinstance(value, (np.ndarray, list, dict, set)) else value
           for name, value in solved.before_test[question.name].items()}
     try:
-        _exec(question.reseeded(seed_offset(solved.student, k)), question.name, ns)
+        _exec(text, question.name, ns)
     except Exception:  # noqa: BLE001
         return None
     return {n: ns[n] for n in question.names + question.functions if n in ns}
+
+
+def read_before_bound(text: str) -> set[str]:
+    """The names the statements of ``text`` read (or change in place: ``x[i] = ...``,
+    ``x += ...``) before they bind them whole, in the order they run: a statement's values
+    before its targets, a loop's header before its body."""
+    read: set[str] = set()
+    bound: set[str] = set()
+
+    def names(node, ctx) -> list[str]:
+        return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)] if node else []
+
+    def visit(statements) -> None:
+        for statement in statements:
+            bodies = [getattr(statement, part) for part in ("body", "orelse", "finalbody", "handlers")
+                      if isinstance(getattr(statement, part, None), list)]
+            if isinstance(statement, ast.AugAssign):
+                loads = names(statement, (ast.Load, ast.Store))
+                stores = []
+            elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.For)):
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                plain = [t for t in targets if isinstance(t, (ast.Name, ast.Tuple, ast.List))]
+                loads = names(getattr(statement, "value", None) or getattr(statement, "iter", None), ast.Load)
+                loads += [n for t in targets if t not in plain for n in names(t, (ast.Load, ast.Store))]
+                stores = [n for t in plain for n in names(t, ast.Store)]
+            elif bodies:  # if, while, with, try: the header's names, then the bodies
+                header = [getattr(statement, part) for part in ("test", "items") if getattr(statement, part, None)]
+                loads = [n for h in header for item in (h if isinstance(h, list) else [h])
+                         for n in names(item, (ast.Load, ast.Store))]
+                stores = []
+            else:
+                loads, stores = names(statement, ast.Load), names(statement, ast.Store)
+            read.update(n for n in loads if n not in bound)
+            bound.update(stores)
+            for body in bodies:
+                visit(body)
+
+    visit(ast.parse(text).body)
+    return read
 
 
 def reordered(values: dict) -> dict | None:
