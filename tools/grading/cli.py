@@ -185,8 +185,8 @@ def main(argv: list[str] | None = None) -> int:
             settings, which, args.student or None, args.jobs, args.isolate,
             scheduler=args.scheduler, archive_notes=archive_notes,
         )
-        for line in skipped:
-            print(f"skipped: {shown(line)}")
+        for left_out in skipped:
+            print(f"skipped: {shown(str(left_out))}")
         if not outcomes:
             print(f"no submission of {', '.join(which)} under {settings.submitted}")
             return 1

@@ -15,7 +15,7 @@ from pathlib import Path
 from tools.release import assignments as course, schedule
 from tools.grading import cluster, gradebook, gradebook_guard, hidden, lateness
 from tools.grading.cells import read_nb
-from tools.grading.collect import submissions
+from tools.grading.collect import Skipped, submissions
 from tools.grading.judgement import finish
 from tools.grading.outcome import Outcome
 from tools.grading.settings import Settings
@@ -73,7 +73,7 @@ def grade_class(
     progress=_say,
     scheduler: str | None = None,
     archive_notes: dict[str, list[str]] | None = None,
-) -> tuple[list[Outcome], list[str]]:
+) -> tuple[list[Outcome], list[Skipped]]:
     """Grade every submission of ``which``; return the outcomes and the folders left out.
 
     The submissions are split in batches, each graded by one nbgrader process (nbgrader
@@ -94,15 +94,7 @@ def grade_class(
     with gradebook.exclusive(settings.db_url):  # the first grader creates the tables
         settings.ledger = gradebook_guard.snapshot(settings.db_url)
     pairs, skipped = submissions(settings, which, only)
-    odd = [
-        Outcome(
-            line.split("/", 1)[0],
-            line.split("/", 1)[1].split(":", 1)[0],
-            status="skipped",
-            reasons=[line.split(": not graded: ", 1)[1]],
-        )
-        for line in skipped
-    ]
+    odd = [Outcome(s.student, s.assignment, status="skipped", reasons=[s.reason]) for s in skipped]
     notes = dict(archive_notes or {})
     graded_students = {s for _, s in pairs}
     lost = [r for who, rs in sorted(notes.items()) if who not in graded_students for r in rs]
