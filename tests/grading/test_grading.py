@@ -319,13 +319,19 @@ def test_submissions_are_found_and_odd_folders_left_out(tmp_path):
     found, skipped = collect.submissions(settings, ["session-1", "session-2"])
     assert found == [("session-1", "alice"), ("session-2", "bob")]
     assert skipped == [
-        ".hidden/session-1: not graded: the folder name '.hidden' is not a usable student id "
-        "(it starts with a dot (a hidden folder)); rename the folder to the student's id "
-        "(letters, digits, . _ @ + -) and grade again",
-        "bad name/session-1: not graded: the folder name 'bad name' is not a usable student id "
-        "(it holds a space); rename the folder to the student's id (letters, digits, . _ @ + -) "
-        "and grade again",
+        collect.Skipped(
+            ".hidden", "session-1",
+            "the folder name '.hidden' is not a usable student id (it starts with a dot (a hidden "
+            "folder)); rename the folder to the student's id (letters, digits, . _ @ + -) and "
+            "grade again",
+        ),
+        collect.Skipped(
+            "bad name", "session-1",
+            "the folder name 'bad name' is not a usable student id (it holds a space); rename the "
+            "folder to the student's id (letters, digits, . _ @ + -) and grade again",
+        ),
     ]
+    assert str(skipped[1]).startswith("bad name/session-1: not graded: the folder name 'bad name'")
 
 
 # --------------------------------------------------------------------------- what is shown
@@ -447,8 +453,9 @@ def test_a_student_or_assignment_folder_that_is_a_link_is_skipped(tmp_path):
     settings = Settings(root=ROOT, submitted=tmp_path, db_url="sqlite://")
     found, skipped = collect.submissions(settings, ["session-1"])
     assert found == [("session-1", "alice")]
-    assert [line.split(":")[0] for line in skipped] == ["mallory/session-1", "trudy/session-1"]
-    assert all("is a symbolic link" in line and "not followed" in line for line in skipped)
+    assert [(s.student, s.assignment) for s in skipped] == [
+        ("mallory", "session-1"), ("trudy", "session-1")]
+    assert all("is a symbolic link" in s.reason and "not followed" in s.reason for s in skipped)
 
 
 def test_a_class_archive_is_screened_before_it_is_unpacked(tmp_path):

@@ -15,6 +15,8 @@ this list (``tests/test_import_graph.py`` checks it):
                             screened: sizes, counts, ratio, paths, links)
 ``plain``                   plain data between kernel and grader, parsed and rebuilt
                             within bounds (depth, size, no key made to collide)
+``forked``                  a function run in a forked child of the grader, with a time
+                            and a memory limit (instructor code only)
 ``hidden``                  the hidden tests kept out of the kernel: the inputs of the
                             student's functions found in the grader's run of the solutions
 ``recheck``                 the grader's own check: the answers exported as plain data

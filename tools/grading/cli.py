@@ -181,12 +181,12 @@ def main(argv: list[str] | None = None) -> int:
     archive_notes = collect_zips(settings, [z.resolve() for z in args.zip], which) if args.zip else {}
     with tempfile.TemporaryDirectory(prefix="memcourse-grading-") as work:
         settings.work = args.work.resolve() if args.work else Path(work)
-        outcomes, skipped = grade_class(
+        outcomes, skipped, ledger = grade_class(
             settings, which, args.student or None, args.jobs, args.isolate,
             scheduler=args.scheduler, archive_notes=archive_notes,
         )
-        for line in skipped:
-            print(f"skipped: {shown(line)}")
+        for left_out in skipped:
+            print(f"skipped: {shown(str(left_out))}")
         if not outcomes:
             print(f"no submission of {', '.join(which)} under {settings.submitted}")
             return 1
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     # nothing but the grader wrote to the gradebook: else undo it before the export
     tampered = gradebook_guard.check_and_restore(
         settings.db_url,
-        settings.ledger,
+        ledger,
         gradebook.guarded(settings.db_url, [(o.assignment, o.student) for o in outcomes]),
     )
     csv_path = (args.csv or root / "grades.csv").resolve()

@@ -254,7 +254,6 @@ def grade(
     refused = sqlite_refused(settings.db_url, scheduler)
     if refused:
         raise SystemExit(refused)
-    plain = dataclasses.replace(settings, ledger={})  # the ledger stays with the grader
     if settings.work is not None:  # the workers of this machine use it (_on_worker)
         settings.work.mkdir(parents=True, exist_ok=True)
     run = uuid.uuid4().hex[:12]
@@ -301,7 +300,7 @@ def grade(
 
         def one(staged) -> None:
             submitted(client.submit(
-                grade_one_task, plain, staged, topic, key=f"grade-{run}-{staged.student}-"
+                grade_one_task, settings, staged, topic, key=f"grade-{run}-{staged.student}-"
                 f"{staged.assignment}-{uuid.uuid4().hex[:6]}", pure=False, priority=1
             ), ("one", staged))
 
@@ -335,7 +334,7 @@ def grade(
         else:
             for i, batch in enumerate(batches(runnable, workers)):
                 submitted(client.submit(
-                    grade_batch_task, plain, batch, f"batch-{i}", topic,
+                    grade_batch_task, settings, batch, f"batch-{i}", topic,
                     key=f"grade-{run}-batch-{i}", pure=False,
                 ), ("batch", batch))
         try:

@@ -7,8 +7,9 @@ what it accepts with ``nbgrader zip_collect``, each member filed under the stude
 folder holds it (never under a classmate whose folder is inside it); the members it
 refuses (a second member for the same file included) are returned, with the reason, by
 student, and the class is graded. ``submissions`` lists the (assignment, student) pairs and the
-folders that cannot be graded, with ``odd_id_reason`` saying why: a student or
-assignment folder that is a symbolic link is not followed.
+folders that cannot be graded, each a ``Skipped`` record (student folder, assignment, reason;
+``odd_id_reason`` says why a folder name is no student id): a student or assignment folder
+that is a symbolic link is not followed.
 
 Stage: before screening.
 """
@@ -20,6 +21,7 @@ import re
 import stat
 import tempfile
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from tools.common.text import counted, quoted, shown
@@ -219,7 +221,24 @@ def collect_zips(settings: Settings, zips: list[Path], which: list[str]) -> dict
     return refused
 
 
-def submissions(settings: Settings, which: list[str], only: list[str] | None = None):
+@dataclass(frozen=True)
+class Skipped:
+    """A submission folder left out: the student folder's name, the assignment, and why.
+
+    ``str`` gives the line shown to the instructor: ``student/assignment: not graded: reason``.
+    """
+
+    student: str
+    assignment: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.student}/{self.assignment}: not graded: {self.reason}"
+
+
+def submissions(
+    settings: Settings, which: list[str], only: list[str] | None = None
+) -> tuple[list[tuple[str, str]], list[Skipped]]:
     """(assignment, student) pairs found in the submitted tree, and the folders left out.
 
     Nothing is followed: a student or assignment folder that is a symbolic link is left
@@ -238,18 +257,16 @@ def submissions(settings: Settings, which: list[str], only: list[str] | None = N
         for assignment in which:
             if what == "link":
                 if (folder / assignment).is_dir():
-                    skipped.append(f"{name}/{assignment}: not graded: {LINK_REASON % name}")
+                    skipped.append(Skipped(name, assignment, LINK_REASON % name))
                 continue
             kind = inside.get(assignment)
             if kind == "link":
-                skipped.append(
-                    f"{name}/{assignment}: not graded: {LINK_REASON % (name + '/' + assignment)}"
-                )
+                skipped.append(Skipped(name, assignment, LINK_REASON % (name + "/" + assignment)))
             elif kind == "dir":
                 if STUDENT_ID.match(name):
                     found.append((assignment, name))
                 else:
-                    skipped.append(f"{name}/{assignment}: not graded: {odd_id_reason(name)}")
+                    skipped.append(Skipped(name, assignment, odd_id_reason(name)))
     return found, skipped
 
 

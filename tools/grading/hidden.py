@@ -10,7 +10,7 @@ process (``tools.grading.recheck``), on the student's values exported as plain d
 results on the test's own inputs. Those inputs are found here, before any student runs:
 
 ``discover(source)`` runs the source notebook (its set-up, its solutions, its tests) in a
-forked child of the grader (``run_apart``: instructor code only, never a student's) with
+forked child of the grader (``tools.grading.forked``: instructor code only, never a student's) with
 each function an answer cell defines wrapped, and records each call a test cell makes
 (``Call``: the arguments as plain data, which of them were array subclasses, and which
 routines of numpy, scipy.linalg and memkit the test had switched off at that moment).
@@ -38,16 +38,13 @@ import collections
 import functools
 import keyword
 import os
-import pickle
-import select
-import signal
 import sys
-import time
 import types
 from dataclasses import dataclass, field
 
 from tools.common import nbgrader_cells
 from tools.grading.cells import cell_text
+from tools.grading.forked import run_apart
 from tools.grading.plain import to_plain
 
 BEGIN, END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
@@ -457,53 +454,3 @@ def discover_apart(source_nb: dict, timeout: float = DISCOVERY_TIMEOUT,
     if isinstance(result, Split):
         return result
     return Split(problems=[f"the grader's own run of the solutions {result}"])
-
-
-def run_apart(work, timeout: float, memory_mb: int = 0):
-    """``work()`` in a forked child of this process: its result (pickled back), or a
-    string saying why there is none (it did not finish within ``timeout`` seconds or its
-    memory, or it raised). Its output goes nowhere."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: work, send the result, leave at once
-        try:
-            os.close(read)
-            quiet = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(quiet, 1)
-            os.dup2(quiet, 2)
-            signal.alarm(int(timeout) + 1)
-            if memory_mb:
-                import resource
-
-                limit = memory_mb * 1024 * 1024
-                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-            try:
-                result = work()
-            except BaseException as exc:  # noqa: BLE001 - told to the parent
-                result = f"failed ({type(exc).__name__}: {str(exc)[:300]})"
-            data = pickle.dumps(result)
-            with os.fdopen(write, "wb") as out:
-                out.write(data)
-        finally:
-            os._exit(0)
-    os.close(write)
-    chunks = []
-    deadline = time.monotonic() + timeout
-    with os.fdopen(read, "rb") as pipe:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([pipe], [], [], left)[0]:
-                break
-            chunk = os.read(pipe.fileno(), 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
-    os.waitpid(pid, 0)
-    try:
-        return pickle.loads(b"".join(chunks))
-    except Exception:  # noqa: BLE001 - nothing (complete) came back
-        return f"did not finish within {timeout:g} s or its memory"

@@ -15,7 +15,7 @@ from pathlib import Path
 from tools.release import assignments as course, schedule
 from tools.grading import cluster, gradebook, gradebook_guard, hidden, lateness
 from tools.grading.cells import read_nb
-from tools.grading.collect import submissions
+from tools.grading.collect import Skipped, submissions
 from tools.grading.judgement import finish
 from tools.grading.outcome import Outcome
 from tools.grading.settings import Settings
@@ -73,8 +73,10 @@ def grade_class(
     progress=_say,
     scheduler: str | None = None,
     archive_notes: dict[str, list[str]] | None = None,
-) -> tuple[list[Outcome], list[str]]:
-    """Grade every submission of ``which``; return the outcomes and the folders left out.
+) -> tuple[list[Outcome], list[Skipped], dict]:
+    """Grade every submission of ``which``; return the outcomes, the folders left out and
+    the ledger: the gradebook rows as the grader left them (``tools.grading.gradebook_guard``),
+    the reference of the final check. The ledger stays with the grader, never sent to a worker.
 
     The submissions are split in batches, each graded by one nbgrader process (nbgrader
     starts once per batch, not once per submission) on a worker of a Dask cluster
@@ -92,24 +94,16 @@ def grade_class(
         if problem:
             raise SystemExit(problem)
     with gradebook.exclusive(settings.db_url):  # the first grader creates the tables
-        settings.ledger = gradebook_guard.snapshot(settings.db_url)
+        ledger = gradebook_guard.snapshot(settings.db_url)
     pairs, skipped = submissions(settings, which, only)
-    odd = [
-        Outcome(
-            line.split("/", 1)[0],
-            line.split("/", 1)[1].split(":", 1)[0],
-            status="skipped",
-            reasons=[line.split(": not graded: ", 1)[1]],
-        )
-        for line in skipped
-    ]
+    odd = [Outcome(s.student, s.assignment, status="skipped", reasons=[s.reason]) for s in skipped]
     notes = dict(archive_notes or {})
     graded_students = {s for _, s in pairs}
     lost = [r for who, rs in sorted(notes.items()) if who not in graded_students for r in rs]
     if lost:
         odd.append(Outcome("(class archive)", which[0], status="skipped", reasons=lost))
     if not pairs:
-        return odd, skipped
+        return odd, skipped, ledger
     graded_assignments = sorted({a for a, _ in pairs}, key=which.index)
     sources = {
         a: {p.name: read_nb(p) for p in course.notebooks(settings.root, a)}
@@ -131,7 +125,7 @@ def grade_class(
     def report(outcome: Outcome) -> None:
         with lock:
             try:  # the rows the grader just wrote: the reference for the final check
-                settings.ledger.update(
+                ledger.update(
                     gradebook_guard.snapshot(settings.db_url, outcome.assignment, outcome.student)
                 )
             except Exception as exc:  # noqa: BLE001 - keep grading; the check will tell
@@ -187,4 +181,4 @@ def grade_class(
         if own_work:
             settings.work = None
         settings.boxes = None
-    return outcomes, skipped
+    return outcomes, skipped, ledger

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from tools.grading import hidden
 from tools.common import nbgrader_cells
 from tools.grading.cells import cell_text
+from tools.grading.forked import run_apart
 from tools.grading.plain import (
     PLAIN_SOURCE, Budget, Opaque, Unplain, parse, rebuild_within,
 )
@@ -436,7 +437,7 @@ def judge_apart(
             os.environ[SEAT_ENV] = str(seat)
         return judge(source_nb, lines, split)
 
-    found = hidden.run_apart(work, timeout, memory_mb)
+    found = run_apart(work, timeout, memory_mb)
     if isinstance(found, Judgement):
         return found
     return Judgement(problem=f"the check {found}")

@@ -16,6 +16,14 @@ DEFAULT_CELL_TIMEOUT = 30
 
 @dataclass
 class Settings:
+    """What a grading run is given, sent whole to every Dask worker.
+
+    ``work`` and ``boxes`` are the run's folders: the pipeline makes temporary ones for the
+    length of a run when none is given, and a worker that cannot see them uses its own
+    (``tools.grading.cluster``). The gradebook ledger is not here: ``grade_class`` keeps it
+    in the grader and returns it.
+    """
+
     root: Path
     submitted: Path
     db_url: str
@@ -24,7 +32,6 @@ class Settings:
     memory_mb: int = 4096
     work: Path | None = None  # staging area (a temporary directory by default)
     sandbox: str = "bwrap"  # "bwrap": every kernel in the sandbox (tools.grading.box); "off"
-    ledger: dict = field(default_factory=dict)  # the gradebook rows as the grader left them
     boxes: Path | None = None  # where the sandboxes' private folders go (removed at the end)
     seats: dict = field(default_factory=dict)  # {student id: seat} (memkit.class_list)
 

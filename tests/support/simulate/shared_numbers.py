@@ -20,7 +20,8 @@ import sys
 
 from tools.common import nbgrader_cells
 from tools.grading.cells import cell_text
-from tools.grading.hidden import names_bound, run_apart, solution_text
+from tools.grading.forked import run_apart
+from tools.grading.hidden import names_bound, solution_text
 
 RUN_TIMEOUT = 300.0
 
