@@ -219,3 +219,8 @@ def test_another_seed_copies_only_what_its_statements_read_before_binding():
     read = engine.read_before_bound(text)
     assert {"kept", "total", "listed", "fresh", "dims"} <= read
     assert not read & {"g", "draws", "pairs", "i", "d"}
+    # a name bound only inside a function or a comprehension, or a target that changes a
+    # value in place, binds nothing at the top level: its value there is copied
+    scoped = ("def f():\n    a = 1\n    return a\nb = [c for c in range(3)]\n"
+              "e, h[0] = 1, 2\na[0] = 1\nc.append(2)\n")
+    assert {"a", "c", "h"} <= engine.read_before_bound(scoped)

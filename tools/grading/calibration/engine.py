@@ -273,39 +273,37 @@ def honest(question: Question, solved: Solved, k: int) -> dict | None:
 
 
 def read_before_bound(text: str) -> set[str]:
-    """The names the statements of ``text`` read (or change in place: ``x[i] = ...``,
-    ``x += ...``) before they bind them whole, in the order they run: a statement's values
-    before its targets, a loop's header before its body."""
+    """The names the statements of ``text`` may read or change in place (``x[i] = ...``,
+    ``x += ...``, ``x.append(...)``) before they bind them whole, in the order they run.
+
+    Only a plain assignment or a loop's target binds a name (its value, or the loop's
+    iterable, read first); a header (``if``, ``while``, ``with``) is read before its bodies;
+    every name anywhere else counts as read, in a function's or a class's body and a
+    comprehension too: an over-count only copies more."""
     read: set[str] = set()
     bound: set[str] = set()
 
-    def names(node, ctx) -> list[str]:
-        return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)] if node else []
+    def names(node) -> set[str]:
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} if node else set()
 
     def visit(statements) -> None:
         for statement in statements:
-            bodies = [getattr(statement, part) for part in ("body", "orelse", "finalbody", "handlers")
-                      if isinstance(getattr(statement, part, None), list)]
-            if isinstance(statement, ast.AugAssign):
-                loads = names(statement, (ast.Load, ast.Store))
-                stores = []
-            elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.For)):
+            if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.For)):
                 targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-                plain = [t for t in targets if isinstance(t, (ast.Name, ast.Tuple, ast.List))]
-                loads = names(getattr(statement, "value", None) or getattr(statement, "iter", None), ast.Load)
-                loads += [n for t in targets if t not in plain for n in names(t, (ast.Load, ast.Store))]
-                stores = [n for t in plain for n in names(t, ast.Store)]
-            elif bodies:  # if, while, with, try: the header's names, then the bodies
-                header = [getattr(statement, part) for part in ("test", "items") if getattr(statement, part, None)]
-                loads = [n for h in header for item in (h if isinstance(h, list) else [h])
-                         for n in names(item, (ast.Load, ast.Store))]
-                stores = []
+                simple = [t for t in targets if isinstance(t, ast.Name)
+                          or isinstance(t, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in t.elts)]
+                read.update((names(getattr(statement, "value", None) or getattr(statement, "iter", None))
+                             | {n for t in targets if t not in simple for n in names(t)}) - bound)
+                bound.update(n for t in simple for n in names(t))
+                visit(getattr(statement, "body", []))
+                visit(getattr(statement, "orelse", []))
+            elif isinstance(statement, (ast.If, ast.While, ast.With)):
+                header = [statement.test] if hasattr(statement, "test") else statement.items
+                read.update(set().union(*(names(h) for h in header)) - bound)
+                visit(statement.body)
+                visit(getattr(statement, "orelse", []))
             else:
-                loads, stores = names(statement, ast.Load), names(statement, ast.Store)
-            read.update(n for n in loads if n not in bound)
-            bound.update(stores)
-            for body in bodies:
-                visit(body)
+                read.update(names(statement) - bound)
 
     visit(ast.parse(text).body)
     return read
