@@ -228,6 +228,13 @@ def log_in(browser, hub, user: str, password: str):
     return page
 
 
+# JupyterHub's home page binds its Stop button in home.js, which require.js loads after a
+# setTimeout: the page's load event can come first, and a click then does nothing
+STOP_BOUND = """() => { const stop = document.getElementById("stop");
+  const events = stop && window.jQuery && window.jQuery._data(stop, "events");
+  return Boolean(events && events.click); }"""
+
+
 def open_assignments(page):
     """The Assignments tab, as a student opens it: menu Nbgrader, Assignment List."""
     page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
@@ -522,6 +529,7 @@ def loop(hub, browser):
     # server restarted (the hub hands each server its student's dates at its start; docs)
     page = epage
     page.goto(f"{hub.url}/hub/home")
+    page.wait_for_function(STOP_BOUND)  # the click before it would do nothing
     page.locator("#stop").click()
     page.locator("#stop").wait_for(state="hidden")  # JupyterHub's page: stopped
     page.locator("#start").click()
