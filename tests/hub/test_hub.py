@@ -235,6 +235,12 @@ STOP_BOUND = """() => { const stop = document.getElementById("stop");
   return Boolean(events && events.click); }"""
 
 
+# Formgrader's submission page binds its score boxes once the grades it asks for have come
+# (formgrade.js: formgrader.init at the window's load, then loadGrades over the API)
+GRADES_BOUND = """() => Boolean(window.formgrader && formgrader.loaded && formgrader.grades
+  && formgrader.grades.loaded && formgrader.comments && formgrader.comments.loaded)"""
+
+
 def open_assignments(page):
     """The Assignments tab, as a student opens it: menu Nbgrader, Assignment List."""
     page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
@@ -622,7 +628,7 @@ def teaching_assistant(hub, browser, password: str, student: str) -> dict:
     grading.goto(f"{base}/formgrader/submissions/{submission}/")
     written = grading.locator("input#q6-written")
     written.wait_for()
-    grading.wait_for_timeout(1000)
+    grading.wait_for_function(GRADES_BOUND)
     with grading.expect_response(lambda r: "/formgrader/api/grade/" in r.url
                                  and r.request.method == "PUT") as saved:
         written.fill("1")
@@ -674,7 +680,7 @@ def instructor_views(hub, page, student: str) -> dict:
     # Formgrader still works: the instructor changes the TA's score (1) and it is saved
     written = grading.locator("input#q6-written")
     written.wait_for()
-    grading.wait_for_timeout(1000)
+    grading.wait_for_function(GRADES_BOUND)
     with grading.expect_response(lambda r: "/formgrader/api/grade/" in r.url
                                  and r.request.method == "PUT") as saved:
         written.fill("0.5")

@@ -301,3 +301,67 @@ def test_make_hub_stop_asks_the_hub_through_a_service_of_its_own(tmp_path):
     assert hub_api.server_pids(tmp_path) == []  # nothing listens at its address
     written.unlink()
     assert hub_api.server_pids(tmp_path) == [] and hub_api.service(tmp_path) is None
+
+
+# JupyterHub's paginated list of users, as GET /hub/api/users answers it with the pagination
+# media type: the servers' models carry LocalProcessSpawner's state, {"pid": ...}
+USERS_API = r'''
+import json, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+token, pages, port = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
+
+class Users(BaseHTTPRequestHandler):
+    def do_GET(self):
+        url = urlsplit(self.path)
+        query = parse_qs(url.query)
+        if (url.path != "/hub/api/users" or query.get("include_stopped_servers") != ["1"]
+                or self.headers.get("Authorization") != f"token {token}"
+                or "pagination" not in self.headers.get("Accept", "")):
+            self.send_response(403)
+            self.end_headers()
+            return
+        body = json.dumps(pages[query["offset"][0]]).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+HTTPServer(("127.0.0.1", port), Users).serve_forever()
+'''
+
+
+def users_page(servers: dict, following: int | None) -> dict:
+    return {"items": [{"name": name, "servers": {"": model}} for name, model in servers.items()],
+            "_pagination": {"next": None if following is None else {"offset": following}}}
+
+
+def test_hub_stop_reads_every_page_of_the_hubs_users_for_the_servers_pids(tmp_path):
+    """server_pids asks a real server on 127.0.0.1 with the service's token, follows the
+    pagination to its end (stopped servers included), keeps only whole positive PIDs, and
+    stops at a page that does not move on; a wrong token gets no PID."""
+    port = free_port()
+    hub_api.grant(tmp_path, port)
+    token = json.loads((tmp_path / hub_api.FILE).read_text())["token"]
+    pages = {
+        "0": users_page({"ann": {"state": {"pid": 4101}}, "bob": {"state": {}},
+                         "cy": {"state": None}}, 3),
+        "3": users_page({"dee": {"state": {"pid": 4102}, "stopped": True},
+                         "eve": {"state": {"pid": "4103"}}, "fay": {"state": {"pid": -1}}}, 6),
+        "6": users_page({"gus": {"state": {"pid": 4104}}}, 6),  # a page that names itself next
+    }
+    log = tmp_path / "users-api.log"
+    with log.open("w") as out:
+        server = subprocess.Popen([sys.executable, "-c", USERS_API, token, json.dumps(pages),
+                                   str(port)], stdout=out, stderr=subprocess.STDOUT)
+    try:
+        processes.wait_listening(server, [port], log, time.monotonic() + 60)
+        assert hub_api.server_pids(tmp_path) == [4101, 4102, 4104]
+        hub_api.grant(tmp_path, port)  # another token: the server refuses it
+        assert hub_api.server_pids(tmp_path) == []
+    finally:
+        assert processes.end(server.pid, grace=10)
