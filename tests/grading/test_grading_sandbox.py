@@ -538,12 +538,12 @@ def attacked_class(tmp_path_factory):
     for odd in ODD_IDS:
         shutil.copytree(root / "submitted" / "student-01", root / "submitted" / odd)
     second = {}  # the second round: links, special files, bombs, prying kernels ...
-    for kind in attacks_files.ATTACKS_25:
+    for kind in attacks_files.SECOND_ROUND:
         second[kind] = attacks_files.place(
             kind, root / "submitted" / kind / FIRST, source, release, NAME,
             root / "submitted" / "student-01" / FIRST, cell_timeout=CELL_TIMEOUT)
     third = {}  # the third round: names, a page too big, twenty thousand files ...
-    for kind in attacks_files.ATTACKS_39:
+    for kind in attacks_files.THIRD_ROUND:
         third[kind] = attacks_files.place(
             kind, root / "submitted" / kind / FIRST, source, release, NAME,
             root / "submitted" / "student-01" / FIRST, cell_timeout=CELL_TIMEOUT)
@@ -834,7 +834,7 @@ def test_a_locked_cell_binds_its_top_level_names_only():
 # --------------------------------------------------------------------------- the second round
 
 
-@pytest.mark.parametrize("kind", list(attacks_files.ATTACKS_25))
+@pytest.mark.parametrize("kind", list(attacks_files.SECOND_ROUND))
 def test_each_attack_of_the_second_round_gains_nothing_and_is_named(attacked_class, kind):
     most, reason = attacked_class["second"][kind]
     row = attacked_class["report"][kind]
@@ -962,7 +962,7 @@ def _formula_cells(path):
                 if cell.startswith(FORMULA) and not NUMBER.fullmatch(cell)]
 
 
-@pytest.mark.parametrize("kind", list(attacks_files.ATTACKS_39))
+@pytest.mark.parametrize("kind", list(attacks_files.THIRD_ROUND))
 def test_each_attack_of_the_third_round_keeps_its_points_and_is_named(attacked_class, kind):
     most, reason = attacked_class["third"][kind]
     row = attacked_class["report"][kind]

@@ -517,9 +517,7 @@ def test_across_20_ids_no_letter_is_the_key_for_more_than_half():
     """The 20 ids of the class, on its class list (seats 1 to 20), see each
     question's options in the rows of their blocks' Latin squares (``memkit.variants``): for
     every lettered answer (one right option, or one entry of a matching question), no letter
-    is the key of more than half of them, nor of more than ceil(20 / k) for k options.
-    (Before seats, each student's order was a shuffle of their own, and session 3's Q1 had
-    'a' as the key of 11 of these 20.)"""
+    is the key of more than half of them, nor of more than ceil(20 / k) for k options."""
     every = [single_answers(mc20()[student]) for student in IDS20]
     assert len(every[0]) >= 40 and all(student in nbcells.SEATS for student in IDS20)
     n = len(IDS20)
