@@ -7,7 +7,8 @@ page of the site in Debian's chromium, each in a fresh context (an empty cache),
 reader arriving at it: what the page fetches
 until MathJax has typeset it and the network is quiet, the window at the top, less the
 frames of the live figures (tests/support/site_browser.py). Prints the heaviest page's weight
-against the limit of issue 28 (2.0 MB) and what it is made of, largest first.
+against the first load's limit (2.0 MB, ``FIRST_LOAD_LIMIT``) and what it is made of, largest
+first.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ it. Both are timed over the same sequence of control values.
     python benchmarks/figures.py --book        # and the book: cold, and after a prose edit
     python benchmarks/figures.py --repeats 60  # more updates per figure
 
-Target (issue 2): p50 <= 30 ms per figure on a 2-core machine, and at least 3x
+Target: p50 <= 30 ms per figure on a 2-core machine, and at least 3x
 faster than the naive rebuild.
 """
 

@@ -27,11 +27,11 @@ The grades of the three must agree (the benchmark says so, or stops).
 
     python benchmarks/grading.py                       # 12 students x 2 sessions, JOBS=2
     python benchmarks/grading.py --students 40 --assignments session-1 session-2 \\
-        session-3 session-4 --jobs 1 2                 # the class of issue 17
+        session-3 session-4 --jobs 1 2                 # 40 students x 4 sessions
 
-Target (issue 17): two local workers at least 1.8x plain sequential nbgrader, on a
-2-core machine that does nothing else (the load average is printed: on a busy machine
-the ratios say little).
+Target: two local workers at least 1.8x plain sequential nbgrader, on a 2-core
+machine that does nothing else (the load average is printed: on a busy machine the
+ratios say little).
 """
 
 from __future__ import annotations

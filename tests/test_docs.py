@@ -58,3 +58,32 @@ def test_every_make_verb_the_pages_name_exists(verb):
     dry = subprocess.run(["make", "-n", verb], cwd=ROOT, capture_output=True, text=True,
                          check=False, timeout=120)
     assert dry.returncode == 0, (verb, verbs_named()[verb], dry.stderr[-2000:])
+
+
+# a file or folder of the repository as the pages write it, `tools/...`; not one under
+# another folder (`../shared/tools/...`, `~/.jupyter/...`, an image's `quay.io/jupyter/...`)
+REPO_PATH = re.compile(r"(?<![\w./~-])((?:tests|tools|memkit|benchmarks|solutions|jupyter)"
+                       r"/[A-Za-z0-9_./*-]*[A-Za-z0-9_*/])")
+
+
+def paths_named() -> dict[str, str]:
+    """Each repository path the pages name, with the first page that names it; a session's
+    placeholder (``session-N``) read as any session."""
+    found: dict[str, str] = {}
+    for page in [*PAGES, ROOT / "memkit" / "README.md"]:
+        for path in REPO_PATH.findall(page.read_text()):
+            found.setdefault(path.replace("session-N", "session-*"), page.name)
+    return found
+
+
+def test_paths_named_finds_repository_paths_only():
+    text = ("`tests/book/test_pdf.py`, `tools/hub/`. Not `../shared/tools/seed_overlap.py`, "
+            "`~/.jupyter/nbgrader_config.py` nor `quay.io/jupyter/base-notebook`.")
+    assert REPO_PATH.findall(text) == ["tests/book/test_pdf.py", "tools/hub/"]
+
+
+def test_every_file_the_pages_name_exists():
+    named = paths_named()
+    assert len(named) > 40
+    missing = [f"{path} ({page})" for path, page in named.items() if not list(ROOT.glob(path))]
+    assert not missing, "the pages name files that are not there: " + ", ".join(missing)

@@ -33,7 +33,7 @@ SLIDERS = (widgets.IntSlider, widgets.FloatSlider)
 CHOICES = (widgets.ToggleButtons, widgets.Dropdown, widgets.RadioButtons)
 TOGGLES = (widgets.Checkbox, widgets.ToggleButton)
 #: device pixels per CSS pixel the frames are drawn for (the 2x screens of phones and
-#: laptops; issue 41): about 2.3 times the bytes and 2.5 times the build's CPU of 1x frames
+#: laptops): about 2.3 times the bytes and 2.5 times the build's CPU of 1x frames
 FRAME_SCALE = 2
 
 

@@ -1,5 +1,5 @@
 """Reference code of the session 6 solutions: what the hidden tests compute each student's
-expected values and tolerances with (issue 30).
+expected values and tolerances with.
 
 Never released: nbgrader leaves it out of exercises/ and of the autograded folders
 (``CourseDirectory.ignore``), and ``make assignments`` refuses it there. The hidden tests run

@@ -1,4 +1,4 @@
-"""The HTML book's launch buttons (issue 29): a chapter opens on the course hub through
+"""The HTML book's launch buttons: a chapter opens on the course hub through
 nbgitpuller when _config.yml names a hub, and no page has a hub's button when it names none
 (the Binder button of every chapter is tested in tests/book/test_take_away.py).
 

@@ -1,4 +1,4 @@
-"""Numbers stated in the prose of Chapters 0-5 and Appendices A-D (issue 12)."""
+"""Numbers stated in the prose of Chapters 0-5 and Appendices A-D."""
 import pathlib
 import re
 

@@ -268,7 +268,7 @@ def _exit_test_cells():
 def _grade(answer: str, test_id: str) -> bool:
     """Run the set-up cell and the options of the questions, a submitted answer and a locked
     test cell (hidden part included), with memkit not yet imported, as in a fresh kernel, for
-    the numbers of one student (issue 30)."""
+    the numbers of one student."""
     from support.assignment_cells import STUDENT, as_student, fresh_memkit
 
     cells = _exit_test_cells()

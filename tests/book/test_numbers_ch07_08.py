@@ -267,7 +267,7 @@ def _run(name, replace=None):
 
     nb = json.loads((SESSION6 / name).read_text())
     namespace, outcome = {"__name__": "__main__"}, {}
-    with fresh_memkit(), as_student(STUDENT, SESSION6):  # one student's numbers (issue 30)
+    with fresh_memkit(), as_student(STUDENT, SESSION6):  # one student's numbers
         for cell in nb["cells"]:
             if cell["cell_type"] != "code":
                 continue

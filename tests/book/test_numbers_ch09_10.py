@@ -237,7 +237,7 @@ def _failing_tests(name, answers=None):
 
     answers = answers or {}
     namespace, failed = {}, set()
-    with fresh_memkit(), as_student(STUDENT, SESSION_7):  # one student's numbers (issue 30)
+    with fresh_memkit(), as_student(STUDENT, SESSION_7):  # one student's numbers
         for grade_id, source in _cells(name):
             try:
                 exec(compile(answers.get(grade_id, source), f"<{grade_id}>", "exec"), namespace)

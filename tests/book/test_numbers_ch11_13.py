@@ -215,7 +215,7 @@ def _grade(name, question, answer):
 
     cells = _cells(name)
     scope = {}
-    with fresh_memkit(), as_student(STUDENT, SESSION8):  # one student's numbers (issue 30)
+    with fresh_memkit(), as_student(STUDENT, SESSION8):  # one student's numbers
         exec(cells["setup"], scope)
         exec(answer, scope)
         try:

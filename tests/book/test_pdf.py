@@ -384,7 +384,7 @@ def nbformat_cells(path: pathlib.Path) -> list[dict]:
     return json.loads(path.read_text())["cells"]
 
 
-# -- issue 28: a fresh clone, and what a printed page needs ------------------------------
+# -- a fresh clone, and what a printed page needs --------------------------------------------
 def test_make_pdf_on_a_fresh_clone_executes_every_chapter_without_a_kernel_error(made):
     output = made["output"]
     assert re.search(r"executing \d+ chapter\(s\) in parallel", output), output[-2000:]

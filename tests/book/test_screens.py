@@ -1,4 +1,4 @@
-"""Every figure and formula of every page fits a phone's screen and a laptop's (issue 41).
+"""Every figure and formula of every page fits a phone's screen and a laptop's.
 
 Each page of the built book is opened in Debian's chromium (one browser, one tab per
 screen) at 390 x 844 (a phone) and 1280 x 800 (a laptop), at 1 and 2 device pixels per

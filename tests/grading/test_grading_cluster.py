@@ -1,5 +1,5 @@
-"""Issue 17: a PostgreSQL gradebook written by two graders at once, and grading on a Dask
-cluster of two workers started as a cluster is started.
+"""A PostgreSQL gradebook written by two graders at once, and grading on a Dask cluster
+of two workers started as a cluster is started.
 
 ``postgres`` starts a PostgreSQL server of its own (Debian's package, ``make
 system-deps``) on 127.0.0.1, on a free port, with a password and a temporary data folder

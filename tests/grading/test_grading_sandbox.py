@@ -1,4 +1,4 @@
-"""Issue 16: grading that a submission cannot fool, spy on or tamper with.
+"""Grading that a submission cannot fool, spy on or tamper with.
 
 The fast tests check the parts (the sandbox on a plain command, the grader's own check of
 the answers, the gradebook ledger, the feedback, the statuses). ``attacked_class`` grades,
@@ -537,13 +537,13 @@ def attacked_class(tmp_path_factory):
         (root / "submitted" / kind / FIRST / NAME).write_text(text)
     for odd in ODD_IDS:
         shutil.copytree(root / "submitted" / "student-01", root / "submitted" / odd)
-    second = {}  # issue 25: each attack of the second round, in the same class
-    for kind in attacks_files.ATTACKS_25:
+    second = {}  # the second round: links, special files, bombs, prying kernels ...
+    for kind in attacks_files.SECOND_ROUND:
         second[kind] = attacks_files.place(
             kind, root / "submitted" / kind / FIRST, source, release, NAME,
             root / "submitted" / "student-01" / FIRST, cell_timeout=CELL_TIMEOUT)
-    third = {}  # issue 39: names, a page too big, twenty thousand files ...
-    for kind in attacks_files.ATTACKS_39:
+    third = {}  # the third round: names, a page too big, twenty thousand files ...
+    for kind in attacks_files.THIRD_ROUND:
         third[kind] = attacks_files.place(
             kind, root / "submitted" / kind / FIRST, source, release, NAME,
             root / "submitted" / "student-01" / FIRST, cell_timeout=CELL_TIMEOUT)
@@ -796,7 +796,7 @@ def test_the_grader_check_agrees_with_every_solution(path, monkeypatch):
     """The solutions pass every test in the grader's own check too (else honest students
     would be overruled): what a hidden test needs crosses as plain data or as the result
     of a call on the test's own inputs, made in the "kernel" under the test's switches.
-    The "kernel" and the check draw the same student's numbers (issue 30)."""
+    The "kernel" and the check draw the same student's numbers."""
     from memkit.variants import ENV
 
     source = load(path)
@@ -831,10 +831,10 @@ def test_a_locked_cell_binds_its_top_level_names_only():
 
 
 
-# --------------------------------------------------------------------------- issue 25
+# --------------------------------------------------------------------------- the second round
 
 
-@pytest.mark.parametrize("kind", list(attacks_files.ATTACKS_25))
+@pytest.mark.parametrize("kind", list(attacks_files.SECOND_ROUND))
 def test_each_attack_of_the_second_round_gains_nothing_and_is_named(attacked_class, kind):
     most, reason = attacked_class["second"][kind]
     row = attacked_class["report"][kind]
@@ -948,7 +948,7 @@ def test_a_kernel_that_claims_results_scores_by_the_graders_check_alone(attacked
                 assert all(o.get("ename") != "Claimed" for o in cell.get("outputs", []))
 
 
-# --------------------------------------------------------------------------- issue 39
+# --------------------------------------------------------------------------- the third round
 
 FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
@@ -962,7 +962,7 @@ def _formula_cells(path):
                 if cell.startswith(FORMULA) and not NUMBER.fullmatch(cell)]
 
 
-@pytest.mark.parametrize("kind", list(attacks_files.ATTACKS_39))
+@pytest.mark.parametrize("kind", list(attacks_files.THIRD_ROUND))
 def test_each_attack_of_the_third_round_keeps_its_points_and_is_named(attacked_class, kind):
     most, reason = attacked_class["third"][kind]
     row = attacked_class["report"][kind]

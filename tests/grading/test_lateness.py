@@ -1,4 +1,4 @@
-"""Due dates and lateness (issue 29): the schedule, the release's header, the penalty policy,
+"""Due dates and lateness: the schedule, the release's header, the penalty policy,
 and a class graded with one late submission (grades.csv, the report, the feedback)."""
 
 import csv

@@ -1,4 +1,4 @@
-"""Grades to the LMS (issue 29): Canvas's and Moodle's import CSVs, as nbgrader export plugins,
+"""Grades to the LMS: Canvas's and Moodle's import CSVs, as nbgrader export plugins,
 checked against the column layouts each LMS documents, with the right numbers.
 
 The gradebook is made with nbgrader's API (the scores and a late penalty are known), the

@@ -1,5 +1,5 @@
-"""Copied work found (issue 29): in a simulated class of 20, the two students who copied each
-other's answers (renamed names, moved cells) are named, and no honest pair; the page is the
+"""Copied work found: in a simulated class of 20, the two students who copied each other's
+answers (renamed names, moved cells) are named, and no honest pair; the page is the
 instructor's, sanitized, with the released template left out."""
 
 import json

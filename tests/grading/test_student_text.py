@@ -1,4 +1,4 @@
-"""What a student controls reaches the instructor as text, bounded (issue 39, items 2-5).
+"""What a student controls reaches the instructor as text, bounded.
 
 A name, a reason or a message goes into a CSV cell that no spreadsheet runs as a formula
 (OWASP's rule: no cell starts with = + - @ tab or carriage return) and onto a terminal with

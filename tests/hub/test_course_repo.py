@@ -1,4 +1,4 @@
-"""The course as the hub's students pull it (issue 29): only what a student may see is
+"""The course as the hub's students pull it: only what a student may see is
 published, and nbgitpuller brings an instructor's correction to a chapter into a student's
 copy without losing the student's edit of another cell or what they fetched.
 

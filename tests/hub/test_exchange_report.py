@@ -1,5 +1,5 @@
 """The collect's report of refused inbound entries (``refused/<assignment>.csv``) and its
-log lines: an entry's name is the student's choice, written as text (issue 39)."""
+log lines: an entry's name is the student's choice, written as text."""
 
 import csv
 import logging

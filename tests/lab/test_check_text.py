@@ -1,4 +1,4 @@
-"""``make check`` prints what a notebook holds with its control characters escaped (issue 39)."""
+"""``make check`` prints what a notebook holds with its control characters escaped."""
 
 from pathlib import Path
 

@@ -1,5 +1,5 @@
-"""Issue 26, item 1, without a hub: how the course's lab shows a student's notebook in
-Formgrader (tools/lab/student_work.py), rendered with nbgrader's own exporter and template.
+"""How the course's lab shows a student's notebook in Formgrader (tools/lab/student_work.py),
+rendered with nbgrader's own exporter and template, checked without a hub.
 
 * the page of a submission holding scripts everywhere a student can put them holds none
   a browser would run (the grader's sanitizer, then nbconvert's markdown cleaned again);

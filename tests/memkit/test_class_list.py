@@ -1,4 +1,4 @@
-"""memkit.class_list: each student's seat on the instructor's class list (issue 30).
+"""memkit.class_list: each student's seat on the instructor's class list.
 
 Read bounded and checked line by line (an error names the line), appended to with the next
 seats (a seat, once given, is kept), and its command line says what it did.

@@ -1,4 +1,4 @@
-"""memkit.variants: each student's own numbers, drawn from the student's id (issue 30).
+"""memkit.variants: each student's own numbers, drawn from the student's id.
 
 The draws depend on the course, notebook, question, name and student id only (any order,
 any machine); the id comes from the grader, the hub, the id file or the default, in that
@@ -196,10 +196,10 @@ def test_make_check_sets_the_id_once_and_says_whose_numbers(nowhere):
 
 @pytest.mark.parametrize("k", range(2, 9))
 def test_with_seats_no_letter_is_the_key_of_more_than_its_share_of_any_class(k):
-    """Issue 30: across the seats 1..n, each option is under each letter for at most
-    ceil(n / k) students (for n = 20 and k >= 2, at most half), whichever option is the key;
-    every order is a permutation, and two seats of one block never show an option under the
-    same letter (their keys' letters differ, whatever the key)."""
+    """Across the seats 1..n, each option is under each letter for at most ceil(n / k)
+    students (for n = 20 and k >= 2, at most half), whichever option is the key; every order
+    is a permutation, and two seats of one block never show an option under the same letter
+    (their keys' letters differ, whatever the key)."""
     texts = [f"option {i}" for i in range(k)]
     rows = [Numbers("session-3/exit-test", f"s{seat}", seat=seat).options("q1", texts)
             for seat in range(1, 41)]

@@ -2,8 +2,8 @@
 student's check and the instructor's grading of a simulated class (nbgrader, real kernels).
 
 The loop runs in temporary course directories: in one class run of every session, the
-solution notebooks earn full marks for 20 random student ids (each draws its own numbers,
-issue 30), the blank release zero, a classmate's values typed in less than full marks (what
+solution notebooks earn full marks for 20 random student ids (each draws its own
+numbers), the blank release zero, a classmate's values typed in less than full marks (what
 they earn for the copier's own numbers) and the reference code cannot be imported by the
 kernel; on the first session a class with a half-done submission and one submission of each
 kind of trouble is graded with ``python -m tools.grading`` (what ``make grade`` runs).
@@ -198,9 +198,9 @@ def test_the_leak_scan_finds_a_planted_answer(tmp_path):
 
 
 def test_the_reference_code_stays_with_the_solutions(tmp_path):
-    """Issue 30: nbgrader leaves answer_key.py out of the release (and, with the same ignore
-    list, out of the autograded folders: see the round trip), and the release check refuses
-    it under exercises/, by its name or by its content under another."""
+    """nbgrader leaves answer_key.py out of the release (and, with the same ignore list, out
+    of the autograded folders: see the round trip), and the release check refuses it under
+    exercises/, by its name or by its content under another."""
     keys = sorted((ROOT / "solutions").glob(f"session-*/{layout.REFERENCE}"))
     assert len(keys) >= 4
     assert layout.REFERENCE in (ROOT / "nbgrader_config.py").read_text()
@@ -238,7 +238,7 @@ def test_session_pages_show_the_release_without_answers():
 # --------------------------------------------------------------------------- the round trips
 
 
-RANDOM_IDS = nbcells.RANDOM_IDS  # 20 random student ids (issue 30): each draws numbers of its own
+RANDOM_IDS = nbcells.RANDOM_IDS  # 20 random student ids: each draws numbers of its own
 COPIER, SNOOPER, BLANK = "copier", "snooper", "blank-student"
 SNOOPED = "session-5"  # the session whose answer cell tries to import the reference code
 
@@ -319,7 +319,7 @@ def round_trip(tmp_path_factory):
 
 @pytest.mark.parametrize("session", SESSIONS)
 def test_solutions_earn_full_marks_for_the_random_ids(round_trip, session):
-    """Issue 30: the solutions compute each student's own answers, and grade to full marks."""
+    """The solutions compute each student's own answers, and grade to full marks."""
     assert len(round_trip["graded_ids"][session]) >= 2
     for student in round_trip["graded_ids"][session]:
         row = round_trip["report"][(student, session)]
@@ -346,9 +346,9 @@ def test_the_blank_release_earns_zero_without_failing(round_trip, session):
 
 @pytest.mark.parametrize("session", SESSIONS)
 def test_a_classmates_values_lose_the_questions_drawn_for_each_student(round_trip, session):
-    """Issue 30: the values of the first id of the session, handed in by another student, earn
-    what they earn for that student's own numbers (the in-process run of the hidden tests
-    says so beforehand): less than full marks."""
+    """The values of the first id of the session, handed in by another student, earn what
+    they earn for that student's own numbers (the in-process run of the hidden tests says so
+    beforehand): less than full marks."""
     row = round_trip["report"][(COPIER, session)]
     full = sum(answers.autograded_points(load(p)) for p in course.notebooks(ROOT, session))
     assert float(row["score"]) == round_trip["expected"][(COPIER, session)] < full, row
@@ -365,8 +365,8 @@ def test_the_kernel_cannot_import_the_reference_code(round_trip):
 
 
 def test_the_report_and_the_feedback_show_each_students_numbers(round_trip):
-    """Issue 30: the report's numbers column and the feedback's set-up cell give the numbers
-    the grader drew for the id it knows, with the seat the class list gives it."""
+    """The report's numbers column and the feedback's set-up cell give the numbers the
+    grader drew for the id it knows, with the seat the class list gives it."""
     root = round_trip["root"]
     for session, students in round_trip["graded_ids"].items():
         for student in students + [COPIER]:
@@ -671,8 +671,8 @@ def test_make_check_says_format_ok_failed_or_not_attempted(tmp_path):
 
 
 def test_make_check_never_calls_a_wrong_value_passed(tmp_path, monkeypatch):
-    """Issue 27, item 24: a common slip fails the visible test with a hint, and any other
-    value of the right form is "format ok", its value graded later, never "passed"."""
+    """A common slip fails the visible test with a hint, and any other value of the right
+    form is "format ok", its value graded later, never "passed"."""
     from memkit.variants import ENV
 
     source = load(ROOT / "solutions" / "session-5" / "exit-test.ipynb")

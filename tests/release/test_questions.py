@@ -1,4 +1,4 @@
-"""The questions of sessions 1-9 grade right (issues 27 and 31).
+"""The questions of sessions 1-9 grade right.
 
 Run in this process, cell by cell, as a fresh kernel would (``assignment_cells``):
 
@@ -7,7 +7,7 @@ Run in this process, cell by cell, as a fresh kernel would (``assignment_cells``
   (what a student copying from the chapter would hand in) lose the points;
 - in the notebooks whose header forbids memkit, an answer that uses it loses the points of
   its question, for every code question;
-- multiple choice (issue 30: options in an order per student, ``memkit.variants``): across the
+- multiple choice (options in an order per student, ``memkit.variants``): across the
   20 ids of the class list no letter is the key of a question for more than half, the keys of each
   student are spread over the letters, a matching key seldom runs in the listed order, no
   question text lists lettered options of its own, and the options of a question have
@@ -52,7 +52,7 @@ def test_every_solution_passes_every_test(path):
 
 @pytest.mark.parametrize("path", SOURCES, ids=IDS)
 def test_every_visible_test_says_what_it_checked(path):
-    """Issue 27, item 24: a visible test that passes says it checked the form, not the value."""
+    """A visible test that passes says it checked the form, not the value."""
     printed: dict = {}
     nbcells.run(path, printed=printed)
     found = nbcells.cells(path)
@@ -281,7 +281,7 @@ def test_every_exit_test_of_sessions_5_to_9_forbids_memkit():
 @pytest.mark.parametrize("path,gid", CODE_QUESTIONS,
                          ids=[f"{p.parent.name}/{p.stem}-{g}" for p, g in CODE_QUESTIONS])
 def test_an_answer_that_imports_memkit_loses_the_points(path, gid):
-    """Issue 27, item 21: what the header says holds for every code question."""
+    """What the notebook's header says (no memkit) holds for every code question."""
     answer = "from memkit import capacity as _capacity\n" + nbcells.solution(path, gid)
     results = nbcells.run(path, {gid: answer})
     assert isinstance(results[f"{gid}-tests"], AssertionError)
@@ -315,7 +315,8 @@ def test_a_function_that_imports_memkit_when_called_loses_the_points(path, gid, 
     assert "memkit is not allowed" in str(results[f"{gid}-tests"])
 
 
-# the helpers issue 27 found doing the work, and more: each answer computes the right value
+# memkit helpers doing a question's work, those a student would reach for and more: each
+# answer computes the right value
 HELPERS = [
     (S5, "q4", "from memkit import attention\n"
                "jac_norms = np.array([np.linalg.norm(b * attention.softmax_jacobian(b * s4)) for b in betas4])\n"
@@ -422,7 +423,7 @@ IDS20 = nbcells.RANDOM_IDS  # the 20 random ids of the class the tests grade
 
 
 def multiple_choice(student: str = nbcells.STUDENT):
-    """Every question with options drawn per student (``numbers.options``, issue 30):
+    """Every question with options drawn per student (``numbers.options``):
     (notebook, question, its text, its ``Options`` lists, its keys for ``student``).
 
     A key is a letter, a set of letters, a dict from the names of the question to letters
@@ -503,9 +504,9 @@ def test_the_course_has_its_multiple_choice_questions():
 
 
 def test_every_lettered_option_list_is_drawn_per_student():
-    """Issue 30: no question text lists lettered options any more (they would come in one
-    order and with one key for the whole class); each lives in a locked options cell. (The
-    lettered lines of a derivation whose wrong line is asked for are not options.)"""
+    """No question text lists lettered options (they would come in one order and with one
+    key for the whole class); each lives in a locked options cell. (The lettered lines of a
+    derivation whose wrong line is asked for are not options.)"""
     for path in SOURCES:
         for gid, (kind, text) in nbcells.cells(path).items():
             if kind == "markdown" and gid.endswith("-text") and "the line that is wrong" not in text:
@@ -513,12 +514,10 @@ def test_every_lettered_option_list_is_drawn_per_student():
 
 
 def test_across_20_ids_no_letter_is_the_key_for_more_than_half():
-    """Issue 30: the 20 ids of the class, on its class list (seats 1 to 20), see each
+    """The 20 ids of the class, on its class list (seats 1 to 20), see each
     question's options in the rows of their blocks' Latin squares (``memkit.variants``): for
     every lettered answer (one right option, or one entry of a matching question), no letter
-    is the key of more than half of them, nor of more than ceil(20 / k) for k options.
-    (Before seats, each student's order was a shuffle of their own, and session 3's Q1 had
-    'a' as the key of 11 of these 20.)"""
+    is the key of more than half of them, nor of more than ceil(20 / k) for k options."""
     every = [single_answers(mc20()[student]) for student in IDS20]
     assert len(every[0]) >= 40 and all(student in nbcells.SEATS for student in IDS20)
     n = len(IDS20)
@@ -530,8 +529,8 @@ def test_across_20_ids_no_letter_is_the_key_for_more_than_half():
 
 @pytest.mark.parametrize("nb,qid,text,lists,keys", MC, ids=[f"{m[0]}-{m[1]}" for m in MC])
 def test_a_matching_key_seldom_runs_in_the_listed_order(nb, qid, text, lists, keys):
-    """Issue 27, item 19: session 9 Q4's key was a...h in the order listed; shuffled per
-    student, a key runs in the listed order for few of the 20 ids (one in 4! for 4 names)."""
+    """Shuffled per student, a matching key (session 9 Q4's, say) runs in the listed order
+    (a, b, c, ...) for few of the 20 ids (one in 4! for 4 names)."""
     for name, key in keys.items():
         if isinstance(key, dict) and len(key) >= 3:
             keys20 = [next(k for q in mc20()[s] if (q[0], q[1]) == (nb, qid) for n, k in q[4].items() if n == name)
@@ -542,7 +541,8 @@ def test_a_matching_key_seldom_runs_in_the_listed_order(nb, qid, text, lists, ke
 
 @pytest.mark.parametrize("nb,qid,text,lists,keys", MC, ids=[f"{m[0]}-{m[1]}" for m in MC])
 def test_the_options_of_a_question_have_similar_lengths(nb, qid, text, lists, keys):
-    """Issue 31, item 7: one developed option among absurd ones gives the key away.
+    """One developed option among absurd ones would give the key away: a question's options
+    have similar lengths, the longest at most 2.5 times the shortest.
 
     (Not the lists of a matching question, whose every entry is the key of some name.)"""
     if not any(isinstance(k, (str, set, frozenset, list)) for k in keys.values()):

@@ -5,11 +5,11 @@ as in a fresh one): the set-up cell, an answer cell (the solution, or a crafted
 submission), the test cell with its hidden part. Checked here: a ``str`` subclass whose
 ``__eq__`` says yes to anything fails every question answered with strings; an
 ``as_product`` that calls memkit fails; no memkit call computes an expected value at
-grading time in the hidden tests themselves (they write them out, compute them with numpy from the
-set-up's parameters, which each student draws, or call the never-released answer_key.py: issue 30)
-and their failure messages give no value away; a Monte Carlo answer is graded on the
-student's own trials and seed, which any honest choice passes and a number not measured
-with them fails. (``test_questions.py`` runs the solutions of every session.)
+grading time in the hidden tests themselves (they write them out, compute them with numpy
+from the set-up's parameters, which each student draws, or call the never-released
+answer_key.py) and their failure messages give no value away; a Monte Carlo answer is
+graded on the student's own trials and seed, which any honest choice passes and a number
+not measured with them fails. (``test_questions.py`` runs the solutions of every session.)
 """
 
 import ast

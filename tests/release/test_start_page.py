@@ -1,4 +1,4 @@
-"""The students' start page (issue 29): every session with its chapters, assignments and due
+"""The students' start page: every session with its chapters, assignments and due
 date, generated from _toc.yml, exercises/ and schedule.yml, its links live."""
 
 import pathlib

@@ -1,4 +1,4 @@
-"""Every student's questions have their own numbers (issue 30), checked in-process.
+"""Every student's questions have their own numbers, checked in-process.
 
 The solutions of every notebook run for 20 random student ids (``assignment_cells.solved``,
 shared with ``test_questions.py`` and the round trip of ``test_assignments.py``, which

@@ -70,8 +70,8 @@ def fresh_memkit():
 
 
 STUDENT = "student-01"  # the id a run draws the numbers of, unless told another
-# 20 random student ids (issue 30): the class the tests draw numbers for, on the class list in
-# this order (seats 1 to 20: memkit.class_list); other ids have no seat
+# 20 random student ids: the class the tests draw numbers for, on the class list in this
+# order (seats 1 to 20: memkit.class_list); other ids have no seat
 RANDOM_IDS = [f"u{random.Random(30 + i).getrandbits(40):010x}" for i in range(20)]
 SEATS = {student: seat for seat, student in enumerate(RANDOM_IDS, start=1)}
 

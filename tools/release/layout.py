@@ -16,7 +16,7 @@ from tools import ROOT
 
 SOURCE = "solutions"
 RELEASE = "exercises"
-# the solutions' reference code (issue 30): the answer keys the hidden tests compute each
+# the solutions' reference code: the answer keys the hidden tests compute each
 # student's expected values with, beside the notebooks of solutions/session-N/; nbgrader
 # leaves it out of the release and of the autograded folders (nbgrader_config.py's
 # CourseDirectory.ignore), and the release check refuses it in exercises/

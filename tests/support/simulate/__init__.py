@@ -8,7 +8,7 @@
                 own numbers, so they lose the questions whose answers depend on them)
 ``trouble``     broken files and answers that misbehave (``ZOO``)
 ``attacks``     submissions that attack the grader (``ATTACKS``)
-``attacks_files`` the second round (``ATTACKS_25``): links, special files, JSON bombs,
+``attacks_files`` the second round (``SECOND_ROUND``): links, special files, JSON bombs,
                 the check flooded, the tests read, scripts, time and disk
 ``disguised_copy`` a class in which two students copied each other's code (the
                 similarity report's test): honest students in styles of their own, a

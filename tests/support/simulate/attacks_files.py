@@ -3,7 +3,7 @@ kernel that reads the tests or floods the check, scripts for the feedback, time 
 then names that are formulas or terminal escapes, a notebook too big to show, a class
 archive that files work under a classmate, twenty thousand files.
 
-``ATTACKS_25`` and ``ATTACKS_39`` name each attack; ``place(kind, folder, ...)`` writes the
+``SECOND_ROUND`` and ``THIRD_ROUND`` name each attack; ``place(kind, folder, ...)`` writes the
 submission of one into ``folder`` (``<submitted>/<student>/<assignment>``) and returns the
 most it may score (None: no more than the ``wrong`` control of
 ``tests.support.simulate.attacks``) and the reason the report must give (a part of it;
@@ -22,7 +22,7 @@ from tools.grading.cells import cell_text
 from .answers import index_of, questions, student_notebook
 from .attacks import attacked
 
-ATTACKS_25 = {
+SECOND_ROUND = {
     "link-files": "data.txt and other files are links to the solution, /etc/shadow and the gradebook",
     "link-notebook": "the notebook is a link to a classmate's notebook",
     "link-folder": "the assignment folder is a link to a classmate's folder",
@@ -44,7 +44,7 @@ ATTACKS_25 = {
     "result-hook-wrong": "wrong answers and the same hook",
 }
 # The third round: each is a submission of full answers, but for the zip attacks.
-ATTACKS_39 = {
+THIRD_ROUND = {
     "formula-names": "files named as spreadsheet formulas (=HYPERLINK(...).ipynb, +SUM(1+1), "
     "@SUM(2+2), -2+3) and as a terminal escape (ESC[2J), and a stray extra notebook",
     "huge-page": "a 3 MB markdown cell, an output line of 300,000 characters and 200 outputs "
@@ -262,7 +262,7 @@ def place(kind: str, folder: Path, source: dict, release: dict, name: str,
             expected = (None, None)
         nb["cells"].insert(1, nbformat.v4.new_code_cell(_RESULT_HOOK.strip("\n")))
     else:
-        raise ValueError(f"unknown attack {kind!r}; one of {sorted(ATTACKS_25 | ATTACKS_39)}")
+        raise ValueError(f"unknown attack {kind!r}; one of {sorted(SECOND_ROUND | THIRD_ROUND)}")
     if write:
         (folder / name).write_text(json.dumps(nb, indent=1) + "\n")
     return expected
