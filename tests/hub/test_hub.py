@@ -1,5 +1,5 @@
-"""Issues 15 and 26: the course on a real JupyterHub, the whole assignment loop end to end,
-with every attack of issue 26 played by a student and refused.
+"""The course on a real JupyterHub: the whole assignment loop end to end, with every attack
+a hostile student makes on the exchange and the lab played by a student and refused.
 
 The ``hub`` fixture does what `make hub` does (tools/hub/local.py), with users of its own
 (``mct-instructor``, ``mct-student1``, ``mct-student2``, removed at the end), its own
@@ -14,7 +14,7 @@ terminal service); two students fetch it in the *Assignments* tab, answer (stude
 every question with the solution's answer, and scripts in a written answer, an added
 cell, an answer's output and a file of the submission; student2 the first half), save
 and submit there (student2 once more from a terminal in another folder); then the
-attacks of issue 26 (a submission in the classmate's name, one dated 2099, a malformed
+attacks (a submission in the classmate's name, one dated 2099, a malformed
 entry, a link to the solutions, a FIFO, one over the size limit, a squatted release
 folder, a disk filled); the instructor collects, grades with ``make grade`` and releases
 the feedback in the terminal; each student fetches their own feedback in the
@@ -277,7 +277,7 @@ def inbound(hub, student: str) -> Path:
 
 
 def play_attacks(hub) -> dict[str, str]:
-    """Issue 26's attacks on the exchange, as the students' Unix users, after their honest
+    """The attacks on the exchange, as the students' Unix users, after their honest
     submissions; entry name -> what it is. Each entry is newer than the honest one."""
     one, two = hub.student_names[:2]
     now = time.strftime("%Y-%m-%d %H:%M:%S.000000 UTC", time.gmtime())
@@ -919,7 +919,7 @@ def test_grades_equal_grading_the_same_notebooks_from_a_folder(loop, tmp_path):
         assert strip(csv.DictReader(a)) == strip(csv.DictReader(b))
 
 
-# -- a term on the hub (issue 29) ---------------------------------------------------
+# -- a term on the hub -----------------------------------------------------------
 def test_validate_on_the_hub_says_what_make_check_says(loop):
     status, text = loop["seen"]["validate"]
     assert status == 200, text[:300]

@@ -1,4 +1,4 @@
-"""The course hub's configuration files (issue 15), checked without starting anything.
+"""The course hub's configuration files, checked without starting anything.
 
 * tools/hub/z2jh-values.yaml, the values of the Zero to JupyterHub chart, merged into the
   chart's defaults as Helm merges them and validated against the chart's own values
@@ -128,7 +128,7 @@ def test_local_hub_config_roles_and_address():
     c = hub_config(MEMCOURSE_HUB_INSTRUCTORS="prof", MEMCOURSE_HUB_LAB="/lab-files",
                    MEMCOURSE_HUB_PORT="8123")
     assert c.JupyterHub.ip == "127.0.0.1" and c.JupyterHub.hub_ip == "127.0.0.1"
-    # every user's server on an origin of its own (issue 26)
+    # every user's server on an origin of its own
     assert c.JupyterHub.subdomain_host == "http://localhost:8123"
     assert c.JupyterHub.authenticator_class == "pam"
     seen = {}
@@ -143,8 +143,8 @@ def test_local_hub_config_roles_and_address():
 
 
 def test_a_student_on_the_class_list_gets_their_seat(tmp_path, monkeypatch):
-    """Issue 30: `make hub` names the instructor's class list to the hub, which gives a
-    student of the list their seat (which orders their options as the grader will); a
+    """`make hub` names the instructor's class list to the hub, which gives a student of
+    the list their seat (which orders their options as the grader will); a
     student not on it, and the instructor, get none; a list that cannot be read stops the
     spawn with its error, not a seatless server."""
     listed = tmp_path / "class-list.csv"
