@@ -31,6 +31,13 @@ MB = 1024 * 1024
 # each state has two, the wide and the narrow (a phone's column): Chapter 5's two figures
 # (score-sharpness: 255 states) the most, 16.2 MB (wide 6.3, narrow 7.2); the site 38.3 MB
 BUDGET_TOTAL, BUDGET_CHAPTER = 40 * MB, 17 * MB
+# A frame and the Python figure's frame of the same state can differ by a few levels: a
+# narrow (constrained) layout drawn in another process may move an antialiased pixel or
+# ten by one level, and the 256-colour palette, chosen for the whole picture, then gives
+# thousands of pixels a neighbouring colour (measured: at most 24 levels). A neighbouring
+# state's frame is off by more than 48 levels on at least 76 pixels in every figure of the
+# book (the first, middle and last state of each, in both layouts).
+FAR = 48
 
 
 def shown() -> dict[str, list[str]]:
@@ -126,8 +133,10 @@ def test_frames_have_the_pixels_and_readings_of_the_python_figure(built_book, fi
         fig = figures.get(figure_id, layout=layout, **state)
         frame = (folder / (key.replace(",", "-") + ".webp")).read_bytes()
         picture = fig.png(with_reading=False, scale=frames.FRAME_SCALE)
-        # the same pixels as the Python figure's frame of that state (the same picture hash)
-        assert np.array_equal(decoded(frame), decoded(frames.encode(picture))), (figure_id, state)
+        # the Python figure's frame of that state: no pixel off by more than FAR
+        off = np.abs(decoded(frame).astype(int) - decoded(frames.encode(picture)).astype(int))
+        far = int((off[..., :3].max(-1) > FAR).sum())
+        assert far == 0, (figure_id, state, f"{far} pixels off by more than {FAR}")
         # and the palette keeps the picture: small differences, on antialiased edges only
         error = np.abs(decoded(frame).astype(int) - decoded(picture).astype(int))[..., :3]
         assert error.mean() < 2.0 and np.percentile(error, 99.5) <= 16, (figure_id, error.mean())
